@@ -1,0 +1,40 @@
+// Shared helpers for the GoogleTest suites: scratch directories, running the CLI binary, and
+// locating ../shared data (tests that need it skip with a message when it is absent).
+#pragma once
+
+#include <string>
+
+namespace tt::test {
+
+// A fresh empty directory under $TMPDIR, removed (recursively) when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr, interleaved
+};
+
+// Runs `build/topotrain <args>` through the shell and captures its output and exit code.
+CommandResult run_topotrain(const std::string& args);
+// Runs an arbitrary shell command and captures its output and exit code.
+CommandResult run_command(const std::string& command);
+
+std::string source_dir();
+// ../shared next to the source checkout, or "" when absent.
+std::string shared_dir();
+
+void write_file(const std::string& path, const std::string& content);
+std::string read_file(const std::string& path);
+
+}  // namespace tt::test
