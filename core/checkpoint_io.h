@@ -1,0 +1,99 @@
+// Checkpoint container: an ordered list of named byte sections ("config", "model", "adam_m",
+// "adam_v", "rng", "loader", "meta", ...) in one self-verifying file. What goes into a section is
+// the caller's business; this layer guarantees a checkpoint is either complete and intact or
+// rejected with a message naming the file, the damaged part and how to recover.
+//
+// File layout (all integers little-endian):
+//   "TTCKPT01"  u32 version (=1)  u32 section_count
+//   per section: u32 name_len, name, u64 byte_len, u32 crc32c(bytes), zero padding so the bytes
+//                start at an 8-byte-aligned file offset, bytes
+//   footer:      u32 crc32c(every byte before the footer)  "TTCKEND1"
+// Design: checkpoints reach ~1.5 GB (GPT-2 124M + Adam), so data is never copied needlessly: the
+// writer streams caller memory straight to the file, the reader reads each section straight into
+// its own buffer and checks every CRC in the same single pass (the footer CRC is assembled from
+// the section CRCs with crc32c_combine). Files are written atomically (core/fs).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tt {
+
+// Collects sections, then writes them in the order added. Not thread-safe.
+class CheckpointWriter {
+ public:
+  // Borrows data: the bytes are NOT copied and must stay valid and unchanged until write()
+  // returns. Section names must be unique and non-empty (a duplicate is a bug: TT_ASSERT).
+  void add(const std::string& name, const void* data, size_t bytes);
+  // Copies the string (for small text sections: config, meta JSON, rng state).
+  void add_string(const std::string& name, const std::string& content);
+  // Takes ownership of an already-built buffer without copying it.
+  void add_owned(const std::string& name, std::string&& content);
+
+  // Writes the checkpoint atomically (temp file + fsync + rename): on failure an existing file at
+  // `path` is untouched and tt::Error(kRuntime) is thrown. May be called more than once.
+  void write(const std::string& path) const;
+
+  size_t size() const { return sections_.size(); }
+
+ private:
+  struct Section {
+    std::string name;
+    const char* data;
+    size_t bytes;
+    size_t owned_index;  // index into owned_, or npos when borrowed
+  };
+  void add_section(const std::string& name, const char* data, size_t bytes, size_t owned_index);
+
+  std::vector<Section> sections_;
+  std::vector<std::string> owned_;
+};
+
+// Reads a whole checkpoint into memory and verifies every checksum in the constructor. Every
+// problem (missing file, bad magic, truncation, checksum mismatch naming the section or footer,
+// missing section, size mismatch) is a tt::Error(ErrorKind::kCheckpoint, what, where=path, hint).
+// Const methods are safe to call concurrently; take() is not.
+class CheckpointReader {
+ public:
+  explicit CheckpointReader(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  bool has(const std::string& name) const;
+  // The section's bytes (the buffer is at least 8-byte aligned). Throws naming the missing
+  // section and listing the present ones.
+  const std::string& bytes(const std::string& name) const;
+  std::string string(const std::string& name) const { return bytes(name); }
+  // Copies the section to dst after checking it holds exactly expected_bytes.
+  void copy_to(const std::string& name, void* dst, size_t expected_bytes) const;
+  // Moves the section's buffer out (to free host memory early); the section then reads as missing.
+  std::string take(const std::string& name);
+  // Section names in file order.
+  std::vector<std::string> names() const;
+
+ private:
+  const std::string& find(const std::string& name) const;
+
+  std::string path_;
+  std::vector<std::pair<std::string, std::string>> sections_;  // name -> bytes, file order
+};
+
+// Streams through a checkpoint verifying structure and all checksums with constant memory; throws
+// exactly what CheckpointReader's constructor would.
+void verify_checkpoint(const std::string& path);
+
+// Checkpoints live at <dir>/step_<%08d>.ckpt.
+std::string checkpoint_path(const std::string& dir, int64_t step);
+// (step, path) of every step_N.ckpt in dir sorted by step; temp files ("*.tmp.*") and other names
+// are ignored. A missing dir yields an empty list.
+std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string& dir);
+// Path of the newest checkpoint in dir that verifies (verify_checkpoint), or "" when none does.
+// A corrupt newer one is skipped with a log_warn naming it and why.
+std::string newest_complete_checkpoint(const std::string& dir);
+// Deletes all but the newest `keep` checkpoints by step (keep == 0: delete nothing). Meant to run
+// right after a successful write, when the newest checkpoint is known to be good.
+void prune_checkpoints(const std::string& dir, int keep);
+
+}  // namespace tt

@@ -1,0 +1,73 @@
+// `topotrain bench step`: times whole optimizer steps of the configured model and prints tokens/s,
+// achieved model FLOP/s and a per-phase table (data, forward, backward, optimizer). Benchmarks print
+// tables; nothing here is asserted by tests.
+#include <cstdio>
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/config.h"
+#include "core/logging.h"
+#include "launch/args.h"
+#include "launch/commands.h"
+#include "launch/trainer.h"
+
+namespace tt {
+
+namespace {
+int bench_step(const Args& args) {
+  ArgParser p("topotrain bench step", "Time training steps of the model in a config (no checkpoints, no metrics).");
+  p.option("--config", "FILE", "text-format config (see examples/)", "", true)
+      .repeated("--set", "KEY=VALUE", "override a config field")
+      .option("--steps", "N", "measured steps", "5")
+      .option("--warmup", "N", "untimed warm-up steps", "1");
+  if (!p.parse(args)) return 0;
+  config::Config cfg = load_config(p.get("--config"), p.get_all("--set"));
+  const int steps = p.get_int("--steps"), warmup = p.get_int("--warmup");
+  if (steps < 1 || warmup < 0) throw Error(ErrorKind::kUsage, "--steps must be >= 1 and --warmup >= 0", "topotrain bench step");
+  const int threads = configure_threads(cfg.train().threads());
+  cfg.mutable_train()->set_steps(std::max(cfg.train().steps(), steps + warmup));
+
+  Trainer trainer(cfg, p.get("--config"), /*random_data_fallback=*/true);
+  for (int i = 0; i < warmup; ++i) trainer.step(i);
+  StepStats sum;
+  for (int i = 0; i < steps; ++i) {
+    const StepStats s = trainer.step(warmup + i);
+    sum.data_s += s.data_s;
+    sum.forward_s += s.forward_s;
+    sum.backward_s += s.backward_s;
+    sum.optimizer_s += s.optimizer_s;
+    sum.total_s += s.total_s;
+  }
+  const GPT2Config& mc = trainer.model().config();
+  const auto& t = cfg.train();
+  const double step_s = sum.total_s / steps;
+  const double tps = double(trainer.tokens_per_step()) / step_s;
+  const double flops = gpt2_flops_per_token(mc, t.seq_len()) * tps;
+
+  std::printf("bench step | GPT-2 %s | %.1fM params | B=%d T=%d accum=%d | %d threads | data: %s\n", mc.str().c_str(),
+              gpt2_num_params(mc) / 1e6, t.batch_size(), t.seq_len(), t.grad_accum_steps(), threads,
+              trainer.uses_random_data() ? "random tokens" : cfg.data().train().c_str());
+  std::printf("%-10s %12s %8s\n", "phase", "ms/step", "share");
+  const std::pair<const char*, double> rows[] = {{"data", sum.data_s}, {"forward", sum.forward_s},
+                                                 {"backward", sum.backward_s}, {"optimizer", sum.optimizer_s}};
+  for (const auto& [name, secs] : rows)
+    std::printf("%-10s %12.2f %7.1f%%\n", name, secs / steps * 1e3, 100.0 * secs / sum.total_s);
+  std::printf("%-10s %12.2f %7.1f%%\n", "total", step_s * 1e3, 100.0);
+  std::printf("tokens/s %.1f | model FLOP/s %.1f GFLOP/s (6N+12LCT) | MFU n/a on CPU | peak memory %s\n", tps,
+              flops / 1e9, format_bytes(double(memory_stats(Device::cpu()).peak_bytes)).c_str());
+  return 0;
+}
+}  // namespace
+
+int bench_main(const Args& args) {
+  const std::string usage =
+      "usage: topotrain bench <benchmark> [options]\n\nbenchmarks:\n  step    time training steps of a config\n";
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(usage.c_str(), stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "step") return bench_step(Args(args.begin() + 1, args.end()));
+  throw Error(ErrorKind::kUsage, "unknown benchmark '" + args[0] + "'", "topotrain bench", "available: step");
+}
+
+}  // namespace tt

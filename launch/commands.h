@@ -1,0 +1,18 @@
+// The subcommands of the `topotrain` binary. Each takes the arguments after its name, returns the
+// process exit code, and reports user errors by throwing tt::Error (main.cpp maps them to exit codes).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tt {
+
+using Args = std::vector<std::string>;
+
+int train_main(const Args& args);
+int sample_main(const Args& args);
+int bench_main(const Args& args);
+int data_main(const Args& args);  // launch/data_command.cpp
+int version_main(const Args& args);
+
+}  // namespace tt

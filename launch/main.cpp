@@ -1,0 +1,62 @@
+// The `topotrain` binary: git-style subcommands. This is the only place where errors become exit
+// codes (ErrorKind -> code, see core/error.h) and the message is printed once, naming what/where/hint.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "launch/commands.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: topotrain <command> [options]   (topotrain <command> --help for details)\n"
+    "\n"
+    "commands:\n"
+    "  train    train a model from a config (.pbtxt)\n"
+    "  sample   generate text from a checkpoint\n"
+    "  bench    benchmarks (bench step)\n"
+    "  data     data tools (data synth, data inspect)\n"
+    "\n"
+    "  --version  version and build features\n"
+    "  --help     this help\n"
+    "\n"
+    "exit codes: 0 ok, 1 runtime error, 2 usage/config error, 3 data error, 4 checkpoint error,\n"
+    "            5 memory error, 70 internal error, 130 stopped by a signal (checkpoint written)\n";
+
+int dispatch(const std::string& cmd, const tt::Args& rest) {
+  if (cmd == "train") return tt::train_main(rest);
+  if (cmd == "sample") return tt::sample_main(rest);
+  if (cmd == "bench") return tt::bench_main(rest);
+  if (cmd == "data") return tt::data_main(rest);
+  if (cmd == "--version" || cmd == "version") return tt::version_main(rest);
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  throw tt::Error(tt::ErrorKind::kUsage, "unknown command '" + cmd + "'", "topotrain", "see `topotrain --help`");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string cmd = argv[1];
+  const tt::Args rest(argv + 2, argv + argc);
+  try {
+    return dispatch(cmd, rest);
+  } catch (const tt::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "topotrain %s: %s: %s\n", cmd.c_str(), tt::error_kind_name(e.kind()), e.what());
+    return tt::exit_code_for(e.kind());
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "topotrain %s: error: %s\n", cmd.c_str(), e.what());
+    return 1;
+  }
+}

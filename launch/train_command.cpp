@@ -1,0 +1,55 @@
+// `topotrain train`: load and validate the config, train, print the final losses (and a sample).
+#include <cstdio>
+
+#include "core/config.h"
+#include "core/logging.h"
+#include "launch/args.h"
+#include "launch/commands.h"
+#include "launch/sampler.h"
+#include "launch/trainer.h"
+#include "data/shard.h"
+#include "data/synth.h"
+
+namespace tt {
+
+namespace {
+// On the built-in synthetic corpus the best possible loss is known: say how close the run got.
+void print_entropy_floor(const config::Config& cfg, float val_loss) {
+  const auto shards = data::resolve_shards(cfg.data().train());
+  const std::string manifest_path = data::find_synth_manifest(shards.front());
+  if (manifest_path.empty() || val_loss < 0) return;
+  const data::SynthManifest m = data::read_synth_manifest(manifest_path);
+  const double floor = m.window_floor(cfg.train().seq_len());
+  std::printf("entropy floor of the synthetic corpus at seq_len %d: %.4f nats (rate %.4f) | val loss is %.1f%% above it\n",
+              cfg.train().seq_len(), floor, m.entropy_rate_nats, 100.0 * (val_loss / floor - 1.0));
+}
+}  // namespace
+
+int train_main(const Args& args) {
+  ArgParser p("topotrain train", "Train a model described by a config file (.pbtxt).");
+  p.option("--config", "FILE", "text-format config (see examples/)", "", true)
+      .repeated("--set", "KEY=VALUE", "override a config field, e.g. --set train.steps=100")
+      .flag("--resume", "continue from the newest complete checkpoint in <run_dir>/checkpoints");
+  if (!p.parse(args)) return 0;
+  const config::Config cfg = load_config(p.get("--config"), p.get_all("--set"));
+  const int threads = configure_threads(cfg.train().threads());
+  log_info("config ", p.get("--config"), " | ", threads, " threads");
+  install_stop_signal_handlers();
+
+  Trainer trainer(cfg, p.get("--config"));
+  const TrainSummary s = trainer.train(p.get_flag("--resume"));
+  std::printf("final train loss %.4f", s.final_train_loss);
+  if (s.final_val_loss >= 0) std::printf(" | val loss %.4f", s.final_val_loss);
+  std::printf(" | %d steps | %.0f tokens/s\n", s.steps_done, s.tokens_per_s);
+  print_entropy_floor(cfg, s.final_val_loss);
+  if (cfg.train().sample_at_end() && !s.interrupted) {
+    SampleSettings ss;
+    ss.max_new_tokens = 200;
+    const std::string text = generate_text(trainer.model(), trainer.codec(), "", ss);
+    std::printf("sample: %s\n", text.c_str());
+  }
+  std::fflush(stdout);
+  return s.interrupted ? 130 : 0;
+}
+
+}  // namespace tt

@@ -1,0 +1,272 @@
+// Training loop, validation, progress/metrics output and checkpoint save/restore (see trainer.h).
+#include "launch/trainer.h"
+
+#include <omp.h>
+
+#include <cblas.h>
+#include <csignal>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "core/allocator.h"
+#include "core/checkpoint_io.h"
+#include "core/fs.h"
+#include "core/json_writer.h"
+#include "core/logging.h"
+#include "core/metrics.h"
+#include "data/shard.h"
+#include "optim/grad_clip.h"
+
+namespace tt {
+
+std::atomic<bool> g_stop_requested{false};
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+extern "C" void on_stop_signal(int) { g_stop_requested.store(true); }
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const long t = long(s + 0.5);
+  char buf[32];
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+  else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%lds", t);
+  return buf;
+}
+
+// The parts of a run's state that are not big tensors, stored as one binary section.
+struct RunState {
+  int64_t steps_done;
+  int64_t optimizer_steps;
+  Rng::State rng;
+  data::LoaderState train_loader;
+};
+
+std::string model_signature(const GPT2Config& c) { return c.str(); }
+}  // namespace
+
+void install_stop_signal_handlers() {
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+}
+
+int configure_threads(int requested) {
+  const int n = requested > 0 ? requested : omp_get_max_threads();
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+  return n;
+}
+
+Trainer::Trainer(const config::Config& cfg, const std::string& origin, bool random_data_fallback)
+    : cfg_(cfg), origin_(origin), rng_(cfg.train().seed() ^ 0x5eed5eedull) {
+  const auto& m = cfg.model();
+  const auto& t = cfg.train();
+  const auto& o = cfg.optimizer();
+  run_dir_ = cfg.logging().run_dir();
+  ckpt_dir_ = run_dir_ + "/checkpoints";
+  if (t.memory_budget_bytes() > 0) set_memory_budget(Device::cpu(), size_t(t.memory_budget_bytes()));
+
+  const GPT2Config mc = GPT2Config::make(m.n_layer(), m.n_head(), m.n_embd(), m.vocab_size(), m.max_seq_len());
+  model_ = std::make_unique<GPT2>(mc, t.batch_size(), t.seq_len());
+  model_->init_weights(t.seed(), m.init_std());
+
+  std::vector<ParamRange> ranges;
+  for (const auto& p : model_->layout()) ranges.push_back({p.offset, shape_numel(p.shape), p.decay});
+  optimizer_ = std::make_unique<AdamW>(ranges, gpt2_num_params(mc),
+                                       AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()});
+  schedule_ = LrSchedule{o.lr(), o.min_lr_ratio(), o.warmup_steps(), t.steps()};
+
+  std::vector<std::string> train_shards;
+  try {
+    train_shards = data::resolve_shards(cfg.data().train());
+  } catch (const Error& e) {
+    if (!random_data_fallback) throw;
+    log_warn("no training data (", e.what(), "); using seeded random tokens");
+  }
+  if (!train_shards.empty()) {
+    train_loader_ = std::make_unique<data::DataLoader>(train_shards, t.batch_size(), t.seq_len(), /*rank=*/0,
+                                                       /*world_size=*/1);
+    if (!cfg.data().val().empty())
+      val_loader_ = std::make_unique<data::DataLoader>(data::resolve_shards(cfg.data().val()), t.batch_size(),
+                                                       t.seq_len(), 0, 1);
+    codec_ = codec_for_shards(cfg.data().train());
+  }
+  inputs_.resize(size_t(t.batch_size()) * t.seq_len());
+  targets_.resize(inputs_.size());
+}
+
+int64_t Trainer::tokens_per_step() const {
+  return int64_t(cfg_.train().batch_size()) * cfg_.train().seq_len() * cfg_.train().grad_accum_steps();
+}
+
+void Trainer::next_batch() {
+  if (train_loader_) {
+    train_loader_->next(inputs_.data(), targets_.data());
+    return;
+  }
+  const uint64_t V = uint64_t(cfg_.model().vocab_size());
+  inputs_[0] = int32_t(rng_.next_u64() % V);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    targets_[i] = int32_t(rng_.next_u64() % V);
+    if (i + 1 < inputs_.size()) inputs_[i + 1] = targets_[i];
+  }
+}
+
+StepStats Trainer::step(int step) {
+  StepStats s;
+  const auto& t = cfg_.train();
+  const int B = t.batch_size(), T = t.seq_len(), accum = t.grad_accum_steps();
+  const auto start = Clock::now();
+  model_->zero_grad();
+  double loss_sum = 0.0;
+  for (int micro = 0; micro < accum; ++micro) {
+    auto t0 = Clock::now();
+    next_batch();
+    s.data_s += seconds_since(t0);
+    t0 = Clock::now();
+    loss_sum += model_->forward(inputs_.data(), targets_.data(), B, T);
+    s.forward_s += seconds_since(t0);
+    t0 = Clock::now();
+    model_->backward(1.0f / float(accum));
+    s.backward_s += seconds_since(t0);
+  }
+  auto t0 = Clock::now();
+  const int64_t n = model_->params().numel();
+  s.grad_norm = global_grad_norm(model_->grads().data<float>(), n);
+  const float scale = clip_scale(s.grad_norm, cfg_.optimizer().grad_clip());
+  s.lr = schedule_.lr_at(step);
+  if (scale > 0.0f) optimizer_->step(model_->params().data<float>(), model_->grads().data<float>(), s.lr, scale);
+  else log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
+  s.optimizer_s = seconds_since(t0);
+  s.loss = float(loss_sum / accum);
+  s.total_s = seconds_since(start);
+  return s;
+}
+
+float Trainer::validate() {
+  TT_ASSERT(val_loader_, "validate() without validation data");
+  const auto& t = cfg_.train();
+  val_loader_->reset();
+  double sum = 0.0;
+  for (int i = 0; i < t.val_batches(); ++i) {
+    val_loader_->next(inputs_.data(), targets_.data());
+    sum += model_->forward(inputs_.data(), targets_.data(), t.batch_size(), t.seq_len());
+  }
+  return float(sum / t.val_batches());
+}
+
+void Trainer::print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const {
+  char line[256];
+  int n = std::snprintf(line, sizeof line, "step %*d/%d | loss %.4f", int(std::to_string(cfg_.train().steps()).size()),
+                        step + 1, cfg_.train().steps(), s.loss);
+  if (val_loss >= 0) n += std::snprintf(line + n, sizeof line - n, " | val %.4f", val_loss);
+  std::snprintf(line + n, sizeof line - n, " | lr %.2e | norm %.3f | %.0f tok/s | %.0f ms/step | ETA %s", s.lr,
+                s.grad_norm, tokens_per_s, s.total_s * 1e3, format_duration(eta_s).c_str());
+  log_info(line);
+}
+
+TrainSummary Trainer::train(bool resume) {
+  const auto& t = cfg_.train();
+  ensure_dir(run_dir_);
+  int start_step = 0;
+  if (resume) {
+    const std::string path = newest_complete_checkpoint(ckpt_dir_);
+    if (path.empty())
+      throw Error(ErrorKind::kCheckpoint, "no complete checkpoint to resume from", ckpt_dir_,
+                  "run without --resume to start fresh, or point logging.run_dir at the run to continue");
+    start_step = load_checkpoint(path);
+    log_info("resumed from ", path, " at step ", start_step);
+  }
+  MetricsSink metrics(run_dir_ + "/metrics.jsonl", resume ? start_step : -1);
+  log_info("model GPT-2 ", model_->config().str(), " | ", gpt2_num_params(model_->config()) / 1e6, "M parameters | batch_size=",
+           t.batch_size(), " seq_len=", t.seq_len(), " grad_accum_steps=", t.grad_accum_steps(), " (",
+           tokens_per_step(), " tokens/step) | ", t.steps(), " steps | run dir ", run_dir_);
+
+  TrainSummary summary;
+  summary.steps_done = start_step;
+  double ema_step_s = 0.0, ema_tps = 0.0;
+  for (int step = start_step; step < t.steps(); ++step) {
+    const StepStats s = this->step(step);
+    const double tps = double(tokens_per_step()) / s.total_s;
+    ema_step_s = step == start_step ? s.total_s : 0.9 * ema_step_s + 0.1 * s.total_s;
+    ema_tps = step == start_step ? tps : 0.9 * ema_tps + 0.1 * tps;
+    const bool last = step + 1 == t.steps();
+    const bool do_val = val_loader_ && (last || (t.val_every() > 0 && (step + 1) % t.val_every() == 0));
+    float val_loss = -1.0f;
+    if (do_val) val_loss = validate();
+
+    JsonLine j;
+    j.add("step", step + 1).add("loss", s.loss).add("lr", s.lr).add("grad_norm", s.grad_norm)
+        .add("tokens_per_s", tps).add("step_s", s.total_s).add("data_s", s.data_s);
+    if (do_val) j.add("val_loss", val_loss);
+    metrics.write(j);
+
+    if (last || do_val || (step + 1) % t.log_every() == 0 || step == start_step)
+      print_progress(step, s, ema_tps, ema_step_s * (t.steps() - step - 1), val_loss);
+
+    summary.steps_done = step + 1;
+    summary.final_train_loss = s.loss;
+    summary.tokens_per_s = ema_tps;
+    if (do_val) summary.final_val_loss = val_loss;
+    const int every = cfg_.checkpoint().every();
+    const bool stop = g_stop_requested.load();
+    if (last || stop || (every > 0 && (step + 1) % every == 0)) save_checkpoint(step + 1);
+    if (stop && !last) {
+      log_warn("stopped by signal after step ", step + 1, "; checkpoint written. Continue with --resume");
+      summary.interrupted = true;
+      break;
+    }
+  }
+  return summary;
+}
+
+void Trainer::save_checkpoint(int steps_done) {
+  ensure_dir(ckpt_dir_);
+  RunState state{steps_done, optimizer_->steps_taken(), rng_.state(),
+                 train_loader_ ? train_loader_->state() : data::LoaderState{}};
+  CheckpointWriter w;
+  w.add_string("format", "topotrain-gpt2-v1");
+  w.add_string("model_signature", model_signature(model_->config()));
+  w.add_string("config", config_to_text(cfg_));
+  w.add_string("tokenizer", codec_.serialize());
+  w.add("state", &state, sizeof state);
+  w.add("params", model_->params().raw(), model_->params().nbytes());
+  w.add("adam_m", optimizer_->m().raw(), optimizer_->m().nbytes());
+  w.add("adam_v", optimizer_->v().raw(), optimizer_->v().nbytes());
+  const std::string path = checkpoint_path(ckpt_dir_, steps_done);
+  const auto t0 = Clock::now();
+  w.write(path);
+  prune_checkpoints(ckpt_dir_, cfg_.checkpoint().keep());
+  log_info("checkpoint ", path, " (", format_bytes(double(model_->params().nbytes()) * 3), ", ",
+           int(seconds_since(t0) * 1e3), " ms)");
+}
+
+int Trainer::load_checkpoint(const std::string& path) {
+  CheckpointReader r(path);
+  const std::string sig = r.string("model_signature");
+  if (sig != model_signature(model_->config()))
+    throw Error(ErrorKind::kCheckpoint,
+                "checkpoint model (" + sig + ") does not match the configured model (" +
+                    model_signature(model_->config()) + ")",
+                path, "resume with the config the run was started with, or start a new run_dir");
+  RunState state;
+  r.copy_to("state", &state, sizeof state);
+  r.copy_to("params", model_->params().raw(), model_->params().nbytes());
+  r.copy_to("adam_m", optimizer_->m().raw(), optimizer_->m().nbytes());
+  r.copy_to("adam_v", optimizer_->v().raw(), optimizer_->v().nbytes());
+  optimizer_->set_steps_taken(state.optimizer_steps);
+  rng_.set_state(state.rng);
+  if (train_loader_) train_loader_->set_state(state.train_loader);
+  if (state.steps_done > cfg_.train().steps())
+    throw Error(ErrorKind::kCheckpoint,
+                str("checkpoint is at step ", state.steps_done, " but train.steps is ", cfg_.train().steps()), path,
+                "raise train.steps (e.g. --set train.steps=N) to continue training");
+  return int(state.steps_done);
+}
+
+}  // namespace tt

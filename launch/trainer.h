@@ -1,0 +1,83 @@
+// The training loop of `topotrain train` and `topotrain bench step`: builds the model, optimizer and
+// loaders from a validated Config, runs optimizer steps (with gradient accumulation, clipping,
+// warmup+cosine LR), validates, logs progress and metrics.jsonl, and writes/restores checkpoints.
+//
+// Design: everything that decides a step's numbers — parameters, AdamW moments and step count, the
+// loader position, the RNG — is in the checkpoint, and every kernel is deterministic, so a resumed
+// run reproduces the uninterrupted run's losses bit for bit.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "core/config.h"
+#include "core/gpt2.h"
+#include "core/rng.h"
+#include "data/loader.h"
+#include "data/text_codec.h"
+#include "optim/adamw.h"
+#include "optim/lr_schedule.h"
+
+namespace tt {
+
+struct StepStats {
+  float loss = 0.0f;
+  float lr = 0.0f;
+  double grad_norm = 0.0;
+  double data_s = 0.0, forward_s = 0.0, backward_s = 0.0, optimizer_s = 0.0, total_s = 0.0;
+};
+
+struct TrainSummary {
+  int steps_done = 0;
+  float final_train_loss = 0.0f;
+  float final_val_loss = -1.0f;  // -1 when no validation data
+  double tokens_per_s = 0.0;
+  bool interrupted = false;
+};
+
+// Set by SIGINT/SIGTERM (see install_stop_signal_handlers); the loop checkpoints and stops.
+extern std::atomic<bool> g_stop_requested;
+void install_stop_signal_handlers();
+
+class Trainer {
+ public:
+  // random_data_fallback: when data.train matches no shard, feed seeded random tokens instead of
+  // failing (for `bench step` on configs whose data is not downloaded).
+  Trainer(const config::Config& cfg, const std::string& origin, bool random_data_fallback = false);
+
+  TrainSummary train(bool resume);
+
+  // One optimizer step at step index `step` (0-based): data, forward, backward, clip, AdamW.
+  StepStats step(int step);
+  // Mean loss over train.val_batches batches of the validation split (the same batches every time).
+  float validate();
+
+  GPT2& model() { return *model_; }
+  const config::Config& config() const { return cfg_; }
+  int64_t tokens_per_step() const;
+  bool has_validation() const { return val_loader_ != nullptr; }
+  const TextCodec& codec() const { return codec_; }
+  bool uses_random_data() const { return train_loader_ == nullptr; }
+
+ private:
+  void save_checkpoint(int steps_done);
+  int load_checkpoint(const std::string& path);  // returns steps done
+  void next_batch();
+  void print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const;
+
+  config::Config cfg_;
+  std::string origin_, run_dir_, ckpt_dir_;
+  std::unique_ptr<GPT2> model_;
+  std::unique_ptr<AdamW> optimizer_;
+  std::unique_ptr<data::DataLoader> train_loader_, val_loader_;
+  LrSchedule schedule_;
+  TextCodec codec_;
+  Rng rng_;
+  std::vector<int32_t> inputs_, targets_;
+};
+
+// Applies train.threads to OpenMP and OpenBLAS; returns the thread count in use.
+int configure_threads(int requested);
+
+}  // namespace tt

@@ -1,0 +1,44 @@
+// `topotrain --version`: version and build features, for bug reports.
+#include <cblas.h>
+
+#include <cstdio>
+#include <string>
+
+#include "core/device.h"
+#include "launch/commands.h"
+
+#if TOPOTRAIN_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace tt {
+
+#if TOPOTRAIN_HAVE_CUDA
+std::string cuda_runtime_version_string();  // core/cuda_runtime.cu
+#endif
+
+int version_main(const Args&) {
+  std::printf("topotrain %s\n", TOPOTRAIN_VERSION);
+#if TOPOTRAIN_HAVE_CUDA
+  std::printf("  CUDA:   yes (%s, %d device(s) visible)\n", cuda_runtime_version_string().c_str(), cuda_device_count());
+#else
+  std::printf("  CUDA:   no (built with TOPOTRAIN_CUDA=OFF or without nvcc)\n");
+#endif
+  std::printf("  cuDNN:  no (not used by this build)\n");
+  std::printf("  NCCL:   no (not used by this build)\n");
+#if TOPOTRAIN_HAVE_MPI
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(lib, &len);
+  std::string mpi(lib, size_t(len));
+  if (auto nl = mpi.find_first_of(",\n"); nl != std::string::npos) mpi.resize(nl);
+  std::printf("  MPI:    linked (%s; no multi-rank training in this build yet)\n", mpi.c_str());
+#else
+  std::printf("  MPI:    no (built with TOPOTRAIN_MPI=OFF)\n");
+#endif
+  std::printf("  BLAS:   %s\n", openblas_get_config());
+  std::printf("  OpenMP: yes\n");
+  return 0;
+}
+
+}  // namespace tt

@@ -1,0 +1,206 @@
+// End-to-end tests of the `topotrain` binary: training on the synthetic corpus reaches its entropy
+// floor, resume reproduces the uninterrupted run bit for bit, and bad input gives the documented
+// error and exit code.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "core/checkpoint_io.h"
+#include "data/synth.h"
+#include "tests/test_util.h"
+
+namespace tt {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_topotrain;
+using test::TempDir;
+
+// Writes a small synthetic corpus into dir/data; returns the --set flags pointing a config at it.
+std::string make_corpus(const TempDir& dir, int64_t train_tokens = 300000) {
+  auto r = run_topotrain("data synth --out " + dir.file("data") + " --vocab 32 --order 2 --seed 3 --train-tokens " +
+                         std::to_string(train_tokens) + " --val-tokens 40000");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return " --set data.train=" + dir.file("data/train.bin") + " --set data.val=" + dir.file("data/val.bin") +
+         " --set logging.run_dir=" + dir.file("run");
+}
+
+std::string config_path() { return test::source_dir() + "/examples/gpt2-tiny-synth.pbtxt"; }
+
+// step -> the raw text of the "loss" field, compared as strings (bit-exact floats round-trip).
+std::map<int, std::string> losses_in(const std::string& metrics_path) {
+  std::map<int, std::string> out;
+  std::ifstream f(metrics_path);
+  std::string line;
+  const std::regex step_re("\"step\":(\\d+)"), loss_re("\"loss\":([^,}]+)");
+  while (std::getline(f, line)) {
+    std::smatch s, l;
+    if (std::regex_search(line, s, step_re) && std::regex_search(line, l, loss_re)) out[std::stoi(s[1])] = l[1];
+  }
+  return out;
+}
+
+TEST(Train, SyntheticCorpusReachesWithin5PercentOfEntropyFloor) {
+  TempDir dir;
+  const std::string sets = make_corpus(dir);
+  auto r = run_topotrain("train --config " + config_path() + sets);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto manifest = data::read_synth_manifest(dir.file("data/synth.json"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("val loss ([0-9.]+)"))) << r.output;
+  const double val = std::stod(m[1]);
+  std::smatch seq;  // the run's batch shape, as logged
+
+  ASSERT_TRUE(std::regex_search(r.output, seq, std::regex("seq_len=([0-9]+)"))) << r.output;
+  const double floor = manifest.window_floor(std::stoi(seq[1]));
+  EXPECT_GT(val, floor * 0.98) << "a loss below the entropy floor means the validation data leaked";
+  EXPECT_LT(val, floor * 1.05) << "val loss " << val << " vs floor " << floor << "\n" << r.output;
+  EXPECT_TRUE(fs::exists(dir.file("run/metrics.jsonl")));
+}
+
+TEST(Train, ResumeReproducesUninterruptedLossesBitForBit) {
+  TempDir dir;
+  const std::string sets = make_corpus(dir, 100000) + " --set train.steps=16 --set checkpoint.every=8";
+  auto full = run_topotrain("train --config " + config_path() + sets);
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  const auto uninterrupted = losses_in(dir.file("run/metrics.jsonl"));
+  ASSERT_EQ(uninterrupted.size(), 16u);
+
+  // A second run directory holding only the mid-run checkpoint, as if the run had died after step 8.
+  fs::create_directories(dir.file("resumed/checkpoints"));
+  fs::copy_file(checkpoint_path(dir.file("run/checkpoints"), 8), checkpoint_path(dir.file("resumed/checkpoints"), 8));
+  auto resumed = run_topotrain("train --config " + config_path() + sets + " --set logging.run_dir=" +
+                               dir.file("resumed") + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const auto after = losses_in(dir.file("resumed/metrics.jsonl"));
+  ASSERT_EQ(after.size(), 8u);
+  for (const auto& [step, loss] : after) EXPECT_EQ(loss, uninterrupted.at(step)) << "step " << step;
+  EXPECT_EQ(after.begin()->first, 9);
+}
+
+TEST(Train, ResumeSkipsACorruptNewestCheckpoint) {
+  TempDir dir;
+  const std::string sets = make_corpus(dir, 100000) + " --set train.steps=8 --set checkpoint.every=4";
+  ASSERT_EQ(run_topotrain("train --config " + config_path() + sets).exit_code, 0);
+  const std::string newest = checkpoint_path(dir.file("run/checkpoints"), 8);
+  {
+    std::fstream f(newest, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    f.put('\x5a');
+  }
+  auto r = run_topotrain("train --config " + config_path() + sets + " --resume");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("checksum mismatch"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("at step 4"), std::string::npos) << r.output;
+}
+
+TEST(Train, SampleFromCheckpointPrintsTextOfTheAlphabet) {
+  TempDir dir;
+  const std::string sets = make_corpus(dir, 100000) + " --set train.steps=4";
+  ASSERT_EQ(run_topotrain("train --config " + config_path() + sets).exit_code, 0);
+  auto r = run_topotrain("sample --checkpoint " + dir.file("run") + " --prompt 'the ' --tokens 40 --seed 3");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the "), std::string::npos);
+  auto again = run_topotrain("sample --checkpoint " + dir.file("run") + " --prompt 'the ' --tokens 40 --seed 3");
+  EXPECT_EQ(r.output, again.output) << "sampling with a fixed seed must be deterministic";
+  auto bad = run_topotrain("sample --checkpoint " + dir.file("run") + " --prompt 'THE~' --tokens 4");
+  EXPECT_EQ(bad.exit_code, 3) << bad.output;
+}
+
+TEST(Cli, MalformedConfigsExitWith2AndNameFieldAndFile) {
+  TempDir dir;
+  const std::string base = test::read_file(config_path());
+  struct Case { std::string edit, expect; };
+  const std::vector<Case> cases = {
+      {"model { n_layers: 2 }", "n_layers"},
+      {"train { batch_size: \"four\" }", "batch_size"},
+      {"model { n_embd: 30 n_head: 4 }", "n_embd"},
+      {"optimizer { lr: -1 }", "optimizer.lr"},
+      {"train { batch_size: 0 }", "train.batch_size"},
+  };
+  for (const auto& c : cases) {
+    const std::string path = dir.file("bad.pbtxt");
+    test::write_file(path, base + "\n" + c.edit + "\n");
+    auto r = run_topotrain("train --config " + path);
+    EXPECT_EQ(r.exit_code, 2) << c.edit << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expect), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("bad.pbtxt"), std::string::npos) << r.output;
+  }
+  auto r = run_topotrain("train --config " + config_path() + " --set train.seq_len=100000");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("seq_len"), std::string::npos) << r.output;
+}
+
+TEST(Cli, CorruptShardExitsWith3NamingTheFile) {
+  TempDir dir;
+  const std::string sets = make_corpus(dir, 100000);
+  const std::string shard = dir.file("data/train.bin");
+  fs::resize_file(shard, fs::file_size(shard) - 10);
+  auto r = run_topotrain("train --config " + config_path() + sets);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("train.bin"), std::string::npos) << r.output;
+  test::write_file(shard, std::string(2048, 'x'));
+  r = run_topotrain("train --config " + config_path() + sets);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("magic"), std::string::npos) << r.output;
+}
+
+TEST(Cli, CorruptCheckpointExitsWith4) {
+  TempDir dir;
+  const std::string sets = make_corpus(dir, 100000) + " --set train.steps=2";
+  ASSERT_EQ(run_topotrain("train --config " + config_path() + sets).exit_code, 0);
+  const std::string ckpt = checkpoint_path(dir.file("run/checkpoints"), 2);
+  {
+    std::fstream f(ckpt, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(5000);
+    f.put('\x01');
+  }
+  auto r = run_topotrain("sample --checkpoint " + ckpt + " --tokens 3");
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("checksum"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("step_00000002.ckpt"), std::string::npos) << r.output;
+}
+
+TEST(Cli, MismatchedCheckpointIsRejectedOnResume) {
+  TempDir dir;
+  const std::string sets = make_corpus(dir, 100000) + " --set train.steps=2";
+  ASSERT_EQ(run_topotrain("train --config " + config_path() + sets).exit_code, 0);
+  auto r = run_topotrain("train --config " + config_path() + sets + " --set model.n_layer=3 --resume");
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("does not match"), std::string::npos) << r.output;
+}
+
+TEST(Cli, MemoryBudgetTooSmallExitsWith5NamingTheTensor) {
+  TempDir dir;
+  const std::string sets = make_corpus(dir, 100000);
+  auto r = run_topotrain("train --config " + config_path() + sets + " --set train.memory_budget_bytes=200000");
+  EXPECT_EQ(r.exit_code, 5) << r.output;
+  EXPECT_NE(r.output.find("memory budget"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("'"), std::string::npos) << r.output;
+}
+
+TEST(Cli, VersionHelpAndUnknownCommand) {
+  auto v = run_topotrain("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.output.find("BLAS"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("CUDA"), std::string::npos) << v.output;
+  for (const char* cmd : {"train --help", "sample --help", "bench step --help", "data synth --help"}) {
+    auto h = run_topotrain(cmd);
+    EXPECT_EQ(h.exit_code, 0) << cmd << "\n" << h.output;
+    EXPECT_NE(h.output.find("usage"), std::string::npos) << cmd;
+  }
+  auto u = run_topotrain("trian");
+  EXPECT_EQ(u.exit_code, 2);
+  EXPECT_NE(u.output.find("unknown command"), std::string::npos);
+  auto o = run_topotrain("train --confg x");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.output.find("--confg"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tt
