@@ -9,6 +9,11 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 add_library(tt::blas ALIAS PkgConfig::OPENBLAS)
 
+# GPT-2 pre-tokenization regex with Unicode properties (UCP) and JIT; JSON for tokenizer files.
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+add_library(tt::pcre2 ALIAS PkgConfig::PCRE2)
+find_package(nlohmann_json 3.10 REQUIRED)
+
 if(TOPOTRAIN_MPI)
   find_package(MPI REQUIRED COMPONENTS CXX)
 endif()

@@ -8,6 +8,7 @@ PACKAGES=(
   build-essential cmake pkg-config
   libopenblas-openmp-dev           # CPU GEMM (OpenMP build, shares the thread pool with our loops)
   libprotobuf-dev protobuf-compiler  # config schema
+  libpcre2-dev nlohmann-json3-dev  # GPT-2 tokenizer regex (Unicode + JIT), tokenizer JSON files
   libgtest-dev                     # tests
   libopenmpi-dev openmpi-bin       # multi-process runs
 )
