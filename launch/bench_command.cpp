@@ -9,9 +9,12 @@
 #include "core/logging.h"
 #include "launch/args.h"
 #include "launch/commands.h"
+#include "launch/tokenizer_command.h"
 #include "launch/trainer.h"
 
 namespace tt {
+
+int bench_comm(const Args& args);  // launch/bench_comm.cpp
 
 namespace {
 int bench_step(const Args& args) {
@@ -61,13 +64,17 @@ int bench_step(const Args& args) {
 
 int bench_main(const Args& args) {
   const std::string usage =
-      "usage: topotrain bench <benchmark> [options]\n\nbenchmarks:\n  step    time training steps of a config\n";
+      "usage: topotrain bench <benchmark> [options]\n\nbenchmarks:\n  step    time training steps of a config\n"
+      "  comm    collective bandwidth under mpirun (nccl-tests busbw) vs blocking MPI\n"
+      "  tokenizer  GPT-2 BPE encode throughput on a text file\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::fputs(usage.c_str(), stdout);
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "step") return bench_step(Args(args.begin() + 1, args.end()));
-  throw Error(ErrorKind::kUsage, "unknown benchmark '" + args[0] + "'", "topotrain bench", "available: step");
+  if (args[0] == "comm") return bench_comm(Args(args.begin() + 1, args.end()));
+  if (args[0] == "tokenizer") return bench_tokenizer(Args(args.begin() + 1, args.end()));
+  throw Error(ErrorKind::kUsage, "unknown benchmark '" + args[0] + "'", "topotrain bench", "available: step, tokenizer");
 }
 
 }  // namespace tt

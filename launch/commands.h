@@ -13,6 +13,7 @@ int train_main(const Args& args);
 int sample_main(const Args& args);
 int bench_main(const Args& args);
 int data_main(const Args& args);  // launch/data_command.cpp
+int plot_main(const Args& args);
 int version_main(const Args& args);
 
 }  // namespace tt

@@ -11,6 +11,7 @@ PACKAGES=(
   libpcre2-dev nlohmann-json3-dev  # GPT-2 tokenizer regex (Unicode + JIT), tokenizer JSON files
   libgtest-dev                     # tests
   libopenmpi-dev openmpi-bin       # multi-process runs
+  gnuplot-nox                      # `topotrain plot` (loss curves as PNG)
 )
 
 missing=()

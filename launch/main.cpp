@@ -18,6 +18,7 @@ const char* kUsage =
     "  train    train a model from a config (.pbtxt)\n"
     "  sample   generate text from a checkpoint\n"
     "  bench    benchmarks (bench step)\n"
+    "  plot     loss curves of a run as a PNG\n"
     "  data     data tools (data synth, data inspect)\n"
     "\n"
     "  --version  version and build features\n"
@@ -31,6 +32,7 @@ int dispatch(const std::string& cmd, const tt::Args& rest) {
   if (cmd == "sample") return tt::sample_main(rest);
   if (cmd == "bench") return tt::bench_main(rest);
   if (cmd == "data") return tt::data_main(rest);
+  if (cmd == "plot") return tt::plot_main(rest);
   if (cmd == "--version" || cmd == "version") return tt::version_main(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::fputs(kUsage, stdout);

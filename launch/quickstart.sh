@@ -8,7 +8,8 @@ launch/install_deps.sh
 launch/build.sh
 RUN=runs/quickstart
 rm -rf "$RUN"
-build/topotrain data synth --out "$RUN/data" --vocab 32 --order 2 --seed 1 --train-tokens 2000000 --val-tokens 200000
+build/topotrain data synth --out "$RUN/data" --vocab 32 --order 2 --concentration 30 --seed 1 --train-tokens 4000000 --val-tokens 200000
 build/topotrain train --config examples/gpt2-tiny-synth.pbtxt
+build/topotrain plot --run "$RUN"
 echo "--- sample (temperature 0.8) ---"
 build/topotrain sample --checkpoint "$RUN" --prompt "the " --tokens 200 --temperature 0.8 --seed 7

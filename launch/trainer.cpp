@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "core/allocator.h"
 #include "core/checkpoint_io.h"
@@ -46,6 +47,7 @@ struct RunState {
   Rng::State rng;
   data::LoaderState train_loader;
 };
+static_assert(std::is_trivially_copyable_v<RunState>, "RunState is stored raw in checkpoints");
 
 std::string model_signature(const GPT2Config& c) { return c.str(); }
 }  // namespace
@@ -89,12 +91,12 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, bool rand
     log_warn("no training data (", e.what(), "); using seeded random tokens");
   }
   if (!train_shards.empty()) {
-    train_loader_ = std::make_unique<data::DataLoader>(train_shards, t.batch_size(), t.seq_len(), /*rank=*/0,
-                                                       /*world_size=*/1);
+    train_loader_ = std::make_unique<data::PrefetchLoader>(std::make_unique<data::DataLoader>(
+        train_shards, t.batch_size(), t.seq_len(), /*rank=*/0, /*world_size=*/1, t.seed(), /*shuffle=*/true));
     if (!cfg.data().val().empty())
       val_loader_ = std::make_unique<data::DataLoader>(data::resolve_shards(cfg.data().val()), t.batch_size(),
-                                                       t.seq_len(), 0, 1);
-    codec_ = codec_for_shards(cfg.data().train());
+                                                       t.seq_len(), 0, 1, /*seed=*/0, /*shuffle=*/false);
+    codec_ = codec_for_shards(cfg.data().train(), cfg.data().tokenizer());
   }
   inputs_.resize(size_t(t.batch_size()) * t.seq_len());
   targets_.resize(inputs_.size());
@@ -104,17 +106,19 @@ int64_t Trainer::tokens_per_step() const {
   return int64_t(cfg_.train().batch_size()) * cfg_.train().seq_len() * cfg_.train().grad_accum_steps();
 }
 
-void Trainer::next_batch() {
+double Trainer::next_batch() {
   if (train_loader_) {
     train_loader_->next(inputs_.data(), targets_.data());
-    return;
+    return train_loader_->last_wait_s();
   }
+  const auto t0 = Clock::now();
   const uint64_t V = uint64_t(cfg_.model().vocab_size());
   inputs_[0] = int32_t(rng_.next_u64() % V);
   for (size_t i = 0; i < inputs_.size(); ++i) {
     targets_[i] = int32_t(rng_.next_u64() % V);
     if (i + 1 < inputs_.size()) inputs_[i + 1] = targets_[i];
   }
+  return seconds_since(t0);
 }
 
 StepStats Trainer::step(int step) {
@@ -125,10 +129,8 @@ StepStats Trainer::step(int step) {
   model_->zero_grad();
   double loss_sum = 0.0;
   for (int micro = 0; micro < accum; ++micro) {
+    s.data_s += next_batch();
     auto t0 = Clock::now();
-    next_batch();
-    s.data_s += seconds_since(t0);
-    t0 = Clock::now();
     loss_sum += model_->forward(inputs_.data(), targets_.data(), B, T);
     s.forward_s += seconds_since(t0);
     t0 = Clock::now();
@@ -183,6 +185,7 @@ TrainSummary Trainer::train(bool resume) {
     log_info("resumed from ", path, " at step ", start_step);
   }
   MetricsSink metrics(run_dir_ + "/metrics.jsonl", resume ? start_step : -1);
+  atomic_write_string(run_dir_ + "/config.pbtxt", config_to_text(cfg_));  // the effective config, for plots and humans
   log_info("model GPT-2 ", model_->config().str(), " | ", gpt2_num_params(model_->config()) / 1e6, "M parameters | batch_size=",
            t.batch_size(), " seq_len=", t.seq_len(), " grad_accum_steps=", t.grad_accum_steps(), " (",
            tokens_per_step(), " tokens/step) | ", t.steps(), " steps | run dir ", run_dir_);

@@ -15,6 +15,7 @@
 #include "core/gpt2.h"
 #include "core/rng.h"
 #include "data/loader.h"
+#include "data/prefetch.h"
 #include "data/text_codec.h"
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
@@ -25,6 +26,7 @@ struct StepStats {
   float loss = 0.0f;
   float lr = 0.0f;
   double grad_norm = 0.0;
+  // data_s: time the step waited for its batches (the prefetcher's stall, not the read itself).
   double data_s = 0.0, forward_s = 0.0, backward_s = 0.0, optimizer_s = 0.0, total_s = 0.0;
 };
 
@@ -63,14 +65,17 @@ class Trainer {
  private:
   void save_checkpoint(int steps_done);
   int load_checkpoint(const std::string& path);  // returns steps done
-  void next_batch();
+  // Fills inputs_/targets_ with the next training batch; returns the seconds the step waited for it.
+  double next_batch();
   void print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const;
 
   config::Config cfg_;
   std::string origin_, run_dir_, ckpt_dir_;
   std::unique_ptr<GPT2> model_;
   std::unique_ptr<AdamW> optimizer_;
-  std::unique_ptr<data::DataLoader> train_loader_, val_loader_;
+  // Train: shuffled (seed = train.seed), read ahead by a background thread. Val: plain, in order.
+  std::unique_ptr<data::PrefetchLoader> train_loader_;
+  std::unique_ptr<data::DataLoader> val_loader_;
   LrSchedule schedule_;
   TextCodec codec_;
   Rng rng_;

@@ -21,13 +21,15 @@ namespace fs = std::filesystem;
 using test::run_topotrain;
 using test::TempDir;
 
-// Writes a small synthetic corpus into dir/data; returns the --set flags pointing a config at it.
-std::string make_corpus(const TempDir& dir, int64_t train_tokens = 300000) {
-  auto r = run_topotrain("data synth --out " + dir.file("data") + " --vocab 32 --order 2 --seed 3 --train-tokens " +
-                         std::to_string(train_tokens) + " --val-tokens 40000");
+// Writes a small synthetic corpus (16 characters, order 2) into dir/data; returns the --set flags
+// that point the quick-start config at it, sized so a run takes seconds.
+std::string make_corpus(const TempDir& dir, int64_t train_tokens = 1000000) {
+  auto r = run_topotrain("data synth --out " + dir.file("data") + " --vocab 16 --order 2 --concentration 30 --seed 3 " +
+                         "--train-tokens " + std::to_string(train_tokens) + " --val-tokens 100000");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return " --set data.train=" + dir.file("data/train.bin") + " --set data.val=" + dir.file("data/val.bin") +
-         " --set logging.run_dir=" + dir.file("run");
+         " --set logging.run_dir=" + dir.file("run") + " --set model.vocab_size=16 --set train.threads=1" +
+         " --set train.log_every=50 --set checkpoint.every=0 --set optimizer.warmup_steps=2";
 }
 
 std::string config_path() { return test::source_dir() + "/examples/gpt2-tiny-synth.pbtxt"; }
@@ -48,7 +50,7 @@ std::map<int, std::string> losses_in(const std::string& metrics_path) {
 TEST(Train, SyntheticCorpusReachesWithin5PercentOfEntropyFloor) {
   TempDir dir;
   const std::string sets = make_corpus(dir);
-  auto r = run_topotrain("train --config " + config_path() + sets);
+  auto r = run_topotrain("train --config " + config_path() + sets + " --set train.steps=1000 --set train.val_every=0 --set optimizer.warmup_steps=50");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto manifest = data::read_synth_manifest(dir.file("data/synth.json"));
   std::smatch m;
@@ -108,26 +110,29 @@ TEST(Train, SampleFromCheckpointPrintsTextOfTheAlphabet) {
   EXPECT_NE(r.output.find("the "), std::string::npos);
   auto again = run_topotrain("sample --checkpoint " + dir.file("run") + " --prompt 'the ' --tokens 40 --seed 3");
   EXPECT_EQ(r.output, again.output) << "sampling with a fixed seed must be deterministic";
-  auto bad = run_topotrain("sample --checkpoint " + dir.file("run") + " --prompt 'THE~' --tokens 4");
+  auto bad = run_topotrain("sample --checkpoint " + dir.file("run") + " --prompt 'the~' --tokens 4");
   EXPECT_EQ(bad.exit_code, 3) << bad.output;
 }
 
 TEST(Cli, MalformedConfigsExitWith2AndNameFieldAndFile) {
   TempDir dir;
   const std::string base = test::read_file(config_path());
-  struct Case { std::string edit, expect; };
+  struct Case { std::string from, to, expect; };
   const std::vector<Case> cases = {
-      {"model { n_layers: 2 }", "n_layers"},
-      {"train { batch_size: \"four\" }", "batch_size"},
-      {"model { n_embd: 30 n_head: 4 }", "n_embd"},
-      {"optimizer { lr: -1 }", "optimizer.lr"},
-      {"train { batch_size: 0 }", "train.batch_size"},
+      {"n_layer: 2", "n_layers: 2", "n_layers"},
+      {"batch_size: 16", "batch_size: \"four\"", "batch_size"},
+      {"n_embd: 64", "n_embd: 66", "n_embd"},
+      {"lr: 1e-2", "lr: -1", "optimizer.lr"},
+      {"batch_size: 16", "batch_size: 0", "train.batch_size"},
   };
   for (const auto& c : cases) {
+    std::string text = base;
+    ASSERT_NE(text.find(c.from), std::string::npos) << c.from;
+    text.replace(text.find(c.from), c.from.size(), c.to);
     const std::string path = dir.file("bad.pbtxt");
-    test::write_file(path, base + "\n" + c.edit + "\n");
+    test::write_file(path, text);
     auto r = run_topotrain("train --config " + path);
-    EXPECT_EQ(r.exit_code, 2) << c.edit << "\n" << r.output;
+    EXPECT_EQ(r.exit_code, 2) << c.to << "\n" << r.output;
     EXPECT_NE(r.output.find(c.expect), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("bad.pbtxt"), std::string::npos) << r.output;
   }

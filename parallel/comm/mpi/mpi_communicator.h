@@ -1,0 +1,44 @@
+// The MPI backend: collectives over host buffers between processes started by mpirun/srun, on one
+// or many nodes.
+//
+// Design decisions:
+//  - One communication ("progress") thread per communicator issues every MPI call while the
+//    communicator runs: it posts non-blocking collectives (MPI_Iallreduce, ...) in submission order
+//    and polls MPI_Test, because Open MPI does not progress non-blocking collectives unless some
+//    thread keeps calling into MPI. Compute threads never enter MPI, so MPI_THREAD_SERIALIZED is
+//    enough (MPI_THREAD_MULTIPLE is requested and used when granted).
+//  - bf16/f16 reductions go through fp32 staging buffers: the sum is accumulated in fp32 and
+//    rounded once, at the end (twice the bytes on the wire of a native 16-bit reduction).
+//  - Failure is an error, never a hang. Every Work has a deadline (CommOptions::timeout_s). When
+//    the oldest collective passes it, the progress thread asks every peer, over a separate control
+//    communicator, which collective it has reached (the peers' progress threads answer even while
+//    their application threads compute or wait); ranks behind, or silent, are named in one line
+//    `[tt rank R] error: collective all_reduce #17 (step 42, 1.0 MiB f32) timed out after 3.0 s
+//    waiting for rank(s) 1 (...)`, then MPI_Abort ends the job. A watchdog thread is the backstop
+//    when the progress thread itself is stuck inside MPI. Point-to-point queries were chosen over a
+//    passive-target RMA window (no dependence on one-sided progress or on rank 0 being alive) and
+//    over heartbeat files (no shared file system needed across nodes).
+//  - check_collectives: before each collective the ranks all-gather (op, count, dtype, seq, op/root)
+//    on a separate communicator; a mismatch fails that Work, and every later one, on every rank
+//    with "rank 0 called all_reduce(1024 f32, sum) #5 but rank 1 called all_gather(512 f32) #5".
+//  - MPI is initialised once per process (or adopted when the caller already did) and finalised
+//    exactly once, at exit, after any live communicator has been shut down.
+// Element counts per rank must fit MPI's int; larger buffers are a kInternal error (split them).
+#pragma once
+
+#include <memory>
+
+#include "launch/rank_discovery.h"
+#include "parallel/comm/communicator.h"
+
+namespace tt::parallel {
+
+// env: the launcher's view (for consistency checks against MPI's); throws kConfig on disagreement
+// and kRuntime when MPI cannot be initialised with at least MPI_THREAD_SERIALIZED.
+std::unique_ptr<Communicator> create_mpi_communicator(const CommOptions& opts, const RankInfo& env);
+
+// MPI thread level granted to this process (MPI_THREAD_*), or -1 before MPI was initialised.
+// Other code may call MPI from its own threads only when this is MPI_THREAD_MULTIPLE.
+int mpi_thread_level();
+
+}  // namespace tt::parallel

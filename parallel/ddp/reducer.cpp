@@ -1,0 +1,91 @@
+// GradReducer (see reducer.h).
+#include "parallel/ddp/reducer.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace tt::parallel {
+
+namespace {
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+GradReducer::GradReducer(Communicator& comm, Tensor grads, const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges,
+                         int zero_stage, const BucketCaps& caps)
+    : comm_(comm), grads_(std::move(grads)), zero_stage_(zero_stage) {
+  TT_ASSERT(zero_stage >= 0 && zero_stage <= 2, "zero_stage ", zero_stage);
+  buckets_ = assign_buckets(tensor_ranges, sizeof(float), caps);
+  const int64_t n = grads_.numel();
+  shard_ = zero_stage_ == 0 ? Shard{0, n} : shard_of(n, comm_.size(), comm_.rank());
+  if (zero_stage_ > 0) {
+    shard_grads_ = Tensor::zeros("zero.shard_gradients", {std::max<int64_t>(shard_.size(), 1)});
+    if (zero_stage_ == 2) shard_recv_ = Tensor::zeros("zero.shard_receive", {std::max<int64_t>(shard_.size(), 1)});
+  }
+}
+
+const float* GradReducer::shard_grads() const {
+  return zero_stage_ == 0 ? grads_.data<float>() : shard_grads_.data<float>();
+}
+
+void GradReducer::begin_backward(int micro, int accum_steps) {
+  TT_ASSERT(pending_.empty(), "begin_backward() before the previous finish_backward()");
+  TT_ASSERT(micro >= 0 && micro < accum_steps, "micro-step ", micro, " of ", accum_steps);
+  communicate_ = zero_stage_ == 2 || micro == accum_steps - 1;
+  first_micro_ = micro == 0;
+  next_bucket_ = 0;
+  ready_from_ = grads_.numel();
+}
+
+void GradReducer::on_grads_ready(int64_t begin, int64_t end) {
+  TT_ASSERT(end == ready_from_, "gradient ranges must arrive in decreasing order: got [", begin, ", ", end,
+            ") after ", ready_from_);
+  ready_from_ = begin;
+  if (!communicate_) return;
+  while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].begin >= ready_from_) launch(next_bucket_++);
+}
+
+void GradReducer::launch(size_t i) {
+  const Bucket& b = buckets_[i];
+  float* g = grads_.data<float>();
+  if (zero_stage_ == 0) {
+    pending_.push_back(comm_.all_reduce(g + b.begin, b.size(), DType::kF32, ReduceOp::kAvg));
+    return;
+  }
+  const std::vector<int64_t> counts = split_by_shards(b.begin, b.end, grads_.numel(), comm_.size());
+  const int64_t mine_begin = std::max(b.begin, shard_.begin) - shard_.begin;
+  float* recv = (zero_stage_ == 2 ? shard_recv_ : shard_grads_).data<float>() + std::max<int64_t>(0, mine_begin);
+  pending_.push_back(comm_.reduce_scatter_v(g + b.begin, recv, counts, DType::kF32, ReduceOp::kAvg));
+}
+
+void GradReducer::finish_backward() {
+  const double t0 = now_s();
+  if (communicate_) TT_ASSERT(next_bucket_ == buckets_.size(), "backward did not report every gradient range");
+  for (auto& w : pending_) {
+    w->wait();
+    times_.comm_s += w->elapsed_s();
+  }
+  pending_.clear();
+  times_.exposed_comm_s += now_s() - t0;
+  if (zero_stage_ == 2 && communicate_) {
+    float* acc = shard_grads_.data<float>();
+    const float* in = shard_recv_.data<float>();
+    const int64_t n = shard_.size();
+    // The first micro-step overwrites the shard, later ones accumulate into it.
+    if (first_micro_) std::memcpy(acc, in, size_t(n) * sizeof(float));
+    else
+      for (int64_t i = 0; i < n; ++i) acc[i] += in[i];
+    grads_.fill_zero();  // reduced gradients now live only in the shard
+  }
+}
+
+CommTimes GradReducer::take_times() {
+  CommTimes t = times_;
+  times_ = CommTimes{};
+  return t;
+}
+
+}  // namespace tt::parallel

@@ -1,0 +1,117 @@
+// The single-rank backend and the backend-independent pieces: create_communicator's choice without
+// a launcher, identity collectives over one rank, argument checks, fingerprints and their mismatch
+// message, size formatting.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "core/error.h"
+#include "parallel/comm/communicator.h"
+#include "parallel/comm/local/local_communicator.h"
+
+namespace tt::parallel {
+namespace {
+
+TEST(LocalCommunicator, IsChosenWithoutLauncher) {
+  // ctest does not run under mpirun; an mpirun-started test binary would see OMPI_* here.
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("RANK")) GTEST_SKIP() << "running under a launcher";
+  auto c = create_communicator();
+  EXPECT_EQ(c->backend(), "local");
+  EXPECT_EQ(c->rank(), 0);
+  EXPECT_EQ(c->size(), 1);
+  EXPECT_EQ(c->local_size(), 1);
+  EXPECT_EQ(c->num_nodes(), 1);
+}
+
+TEST(LocalCommunicator, UnknownBackendIsAConfigError) {
+  CommOptions o;
+  o.backend = "nccl2";
+  try {
+    create_communicator(o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kConfig);
+    EXPECT_NE(std::string(e.what()).find("auto, mpi, local"), std::string::npos);
+  }
+}
+
+TEST(LocalCommunicator, CollectivesOverOneRank) {
+  LocalCommunicator c;
+  std::vector<float> v = {1.5f, -2.0f, 3.0f};
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax}) {
+    auto w = c.all_reduce(v.data(), 3, DType::kF32, op);
+    EXPECT_TRUE(w->is_completed());
+    EXPECT_EQ(w->status(), WorkStatus::kCompleted);
+    w->wait();
+    EXPECT_EQ(v, (std::vector<float>{1.5f, -2.0f, 3.0f}));
+  }
+  std::vector<int32_t> send = {1, 2, 3, 4}, recv(4, 0);
+  c.reduce_scatter(send.data(), recv.data(), 4, DType::kI32, ReduceOp::kSum)->wait();
+  EXPECT_EQ(recv, send);
+  std::fill(recv.begin(), recv.end(), 0);
+  c.all_gather(send.data(), recv.data(), 4, DType::kI32)->wait();
+  EXPECT_EQ(recv, send);
+  c.all_gather(recv.data(), recv.data(), 4, DType::kI32)->wait();  // in place
+  EXPECT_EQ(recv, send);
+  std::fill(recv.begin(), recv.end(), 0);
+  c.reduce_scatter_v(send.data(), recv.data(), {3}, DType::kI32, ReduceOp::kMax)->wait();
+  EXPECT_EQ(recv, (std::vector<int32_t>{1, 2, 3, 0}));
+  std::fill(recv.begin(), recv.end(), 0);
+  c.all_gather_v(send.data(), recv.data(), {2}, DType::kI32)->wait();
+  EXPECT_EQ(recv, (std::vector<int32_t>{1, 2, 0, 0}));
+  c.broadcast(send.data(), 4, DType::kI32, 0)->wait();
+  c.barrier()->wait();
+  c.all_reduce(nullptr, 0, DType::kBF16, ReduceOp::kSum)->wait();
+  EXPECT_FALSE(c.any_rank_requests_stop(false));
+  EXPECT_TRUE(c.any_rank_requests_stop(true));
+  EXPECT_EQ(c.collectives_issued(), 13);
+}
+
+TEST(LocalCommunicator, BadArgumentsAreInternalErrors) {
+  LocalCommunicator c;
+  std::vector<int32_t> v(4);
+  auto kind = [](auto f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::kUsage;
+  };
+  EXPECT_EQ(kind([&] { c.all_reduce(v.data(), -1, DType::kI32, ReduceOp::kSum); }), ErrorKind::kInternal);
+  EXPECT_EQ(kind([&] { c.all_reduce(v.data(), 4, DType::kFP8E4M3, ReduceOp::kSum); }), ErrorKind::kInternal);
+  EXPECT_EQ(kind([&] { c.broadcast(v.data(), 4, DType::kI32, 1); }), ErrorKind::kInternal);
+  EXPECT_EQ(kind([&] { c.all_gather_v(v.data(), v.data(), {1, 2}, DType::kI32); }), ErrorKind::kInternal);
+  EXPECT_EQ(kind([&] { c.reduce_scatter_v(v.data(), v.data(), {-1}, DType::kI32, ReduceOp::kSum); }),
+            ErrorKind::kInternal);
+}
+
+TEST(CommFingerprint, MismatchNamesBothRanksAndCalls) {
+  const CollectiveFingerprint ar{CollectiveKind::kAllReduce, 1024, DType::kF32, 5, int32_t(ReduceOp::kSum)};
+  const CollectiveFingerprint ag{CollectiveKind::kAllGather, 512, DType::kF32, 5, 0};
+  EXPECT_EQ(ar.str(), "all_reduce(1024 f32, sum) #5");
+  EXPECT_EQ(describe_fingerprint_mismatch({ar, ar, ar}), "");
+  EXPECT_EQ(describe_fingerprint_mismatch({ar, ar, ag}),
+            "rank 0 called all_reduce(1024 f32, sum) #5 but rank 2 called all_gather(512 f32) #5");
+  const CollectiveFingerprint bc{CollectiveKind::kBroadcast, 16, DType::kBF16, 3, 1};
+  EXPECT_EQ(bc.str(), "broadcast(16 bf16, root 1) #3");
+  const CollectiveFingerprint b{CollectiveKind::kBarrier, 0, DType::kF32, 2, 0};
+  EXPECT_EQ(b.str(), "barrier #2");
+  CollectiveFingerprint shifted = ar;
+  shifted.seq = 6;
+  EXPECT_NE(describe_fingerprint_mismatch({ar, shifted}), "");
+}
+
+TEST(CommNames, SizesAndNames) {
+  EXPECT_EQ(format_size(512), "512 B");
+  EXPECT_EQ(format_size(1024 * 1024), "1.0 MiB");
+  EXPECT_EQ(format_size(1536), "1.5 KiB");
+  EXPECT_STREQ(collective_name(CollectiveKind::kReduceScatter), "reduce_scatter");
+  EXPECT_STREQ(reduce_op_name(ReduceOp::kAvg), "avg");
+  EXPECT_STREQ(work_status_name(WorkStatus::kTimedOut), "timed out");
+  EXPECT_TRUE(reducible_dtype(DType::kBF16));
+  EXPECT_FALSE(reducible_dtype(DType::kU16));
+}
+
+}  // namespace
+}  // namespace tt::parallel
