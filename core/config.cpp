@@ -487,6 +487,15 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
 
   c.non_negative("checkpoint.every", cfg.checkpoint().every(), "0 writes a checkpoint only at the end");
   c.non_negative("checkpoint.keep", cfg.checkpoint().keep(), "0 keeps every checkpoint");
+
+  const config::ParallelConfig& par = cfg.parallel();
+  if (par.zero_stage() < 0 || par.zero_stage() > 2)
+    c.add("parallel.zero_stage", str("parallel.zero_stage must be 0, 1 or 2 (got ", par.zero_stage(), ")"),
+          "0 all-reduces gradients; 1 shards optimizer state; 2 shards gradients too");
+  c.positive_finite("parallel.bucket_cap_mb", par.bucket_cap_mb(), "gradient bucket cap in MB; the default is 25");
+  c.positive_finite("parallel.first_bucket_cap_mb", par.first_bucket_cap_mb(), "first bucket cap in MB; the default is 1");
+  c.positive_finite("parallel.timeout_s", par.timeout_s(), "seconds before a missing peer ends the job; default 300");
+  c.non_negative_finite("parallel.inject_comm_delay_s", par.inject_comm_delay_s(), "a test aid; leave it at 0");
   return c.problems();
 }
 
@@ -581,6 +590,12 @@ void fill_defaults(config::Config& cfg) {
 
   config::LoggingConfig& logging = *cfg.mutable_logging();
   if (!logging.has_run_dir()) logging.set_run_dir(kDefaultRunDir);
+
+  config::ParallelConfig& parallel = *cfg.mutable_parallel();
+  if (!parallel.has_zero_stage()) parallel.set_zero_stage(0);
+  if (!parallel.has_bucket_cap_mb()) parallel.set_bucket_cap_mb(25.0f);
+  if (!parallel.has_first_bucket_cap_mb()) parallel.set_first_bucket_cap_mb(1.0f);
+  if (!parallel.has_timeout_s()) parallel.set_timeout_s(300.0f);
   // threads, min_lr_ratio, weight_decay, warmup_steps, checkpoint.every/keep and sample_at_end
   // default to zero, which proto3 already gives them.
 }

@@ -8,11 +8,7 @@
 #include <cstring>
 #include <string>
 
-#if defined(__CUDACC__)
-#define TT_HOST_DEVICE __host__ __device__
-#else
-#define TT_HOST_DEVICE
-#endif
+#include "core/host_device.h"
 
 namespace tt {
 

@@ -60,6 +60,10 @@ void ensure_dir(const std::string& path);
 // Whole-file read; throws tt::Error(kind, ..., where=path) when the file cannot be read.
 std::string read_file_to_string(const std::string& path, ErrorKind kind = ErrorKind::kRuntime);
 
+// stat(2) follows links: true when `path` names an existing directory / regular file.
+bool is_directory(const std::string& path);
+bool is_regular_file(const std::string& path);
+
 // Directory part of a path ("." when there is none).
 std::string parent_dir(const std::string& path);
 

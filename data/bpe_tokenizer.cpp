@@ -5,7 +5,6 @@
 // needed merging.
 #include "data/bpe_tokenizer.h"
 
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -236,14 +235,6 @@ std::string json_quote(std::string_view s) {
   return out;
 }
 
-bool is_directory(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-bool is_file(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 std::string join_path(const std::string& dir, const std::string& name) {
   return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
 }
@@ -678,7 +669,7 @@ BpeTokenizer BpeTokenizer::load(const std::string& path) {
   std::string dir;
   if (is_directory(path)) {
     dir = path;
-  } else if (is_file(path)) {
+  } else if (is_regular_file(path)) {
     const std::string name = base_name(path);
     if (name != "encoder.json" && name != "vocab.bpe")
       return BpeTokenizer(build_hf(read_file_to_string(path, ErrorKind::kData), path, path));
@@ -688,14 +679,14 @@ BpeTokenizer BpeTokenizer::load(const std::string& path) {
   }
   const std::string enc = join_path(dir, "encoder.json"), bpe = join_path(dir, "vocab.bpe");
   const std::string hf = join_path(dir, "tokenizer.json");
-  if (is_file(enc) && is_file(bpe))
+  if (is_regular_file(enc) && is_regular_file(bpe))
     return BpeTokenizer(build_openai(read_file_to_string(enc, ErrorKind::kData),
                                      read_file_to_string(bpe, ErrorKind::kData), dir, enc, bpe));
-  if (is_file(enc) != is_file(bpe))
-    data_error(str(is_file(enc) ? "vocab.bpe" : "encoder.json", " is missing next to ",
-                   is_file(enc) ? "encoder.json" : "vocab.bpe"),
-               is_file(enc) ? bpe : enc, "the OpenAI format needs both files");
-  if (is_file(hf)) return BpeTokenizer(build_hf(read_file_to_string(hf, ErrorKind::kData), hf, hf));
+  if (is_regular_file(enc) != is_regular_file(bpe))
+    data_error(str(is_regular_file(enc) ? "vocab.bpe" : "encoder.json", " is missing next to ",
+                   is_regular_file(enc) ? "encoder.json" : "vocab.bpe"),
+               is_regular_file(enc) ? bpe : enc, "the OpenAI format needs both files");
+  if (is_regular_file(hf)) return BpeTokenizer(build_hf(read_file_to_string(hf, ErrorKind::kData), hf, hf));
   data_error("no tokenizer files (encoder.json + vocab.bpe, or tokenizer.json)", path, hint);
 }
 

@@ -547,9 +547,7 @@ BpeTrainResult train_bpe(const std::vector<std::string>& input_files, const BpeT
 }
 
 void write_bpe_tokenizer(const std::string& dir, const BpeTrainResult& result) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error(ErrorKind::kRuntime, str("cannot create directory: ", ec.message()), dir, "");
+  // write_openai_tokenizer creates `dir` (core/fs.h ensure_dir) and writes both files atomically.
   write_openai_tokenizer(dir, result.token_bytes, result.merges, result.special_tokens);
 }
 

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/fs.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "llm.c shards are little-endian; a big-endian host needs byte swapping here");
@@ -27,37 +28,6 @@ namespace {
 constexpr int32_t kLlmcModelMagic = 20240326;  // llm.c model file, a common mix-up
 
 std::string errno_text() { return std::strerror(errno); }
-
-std::string parent_of(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-void write_all(int fd, const void* data, size_t n, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw Error(ErrorKind::kRuntime, "write failed: " + errno_text(), path,
-                  "check free disk space and permissions");
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-}
-
-bool is_regular_file(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool is_directory(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -94,45 +64,20 @@ void write_shard(const std::string& path, const std::vector<uint32_t>& tokens, T
   header[1] = width == TokenWidth::kUint16 ? kShardVersionUint16 : kShardVersionUint32;
   header[2] = static_cast<int32_t>(tokens.size());
 
-  const std::string tmp = str(path, ".tmp.", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw Error(ErrorKind::kRuntime, "cannot create temporary file " + tmp + ": " + errno_text(), path,
-                "check that the directory exists and is writable");
-  try {
-    write_all(fd, header, sizeof(header), path);
+  atomic_write_file(path, [&](FileWriter& w) {
+    w.write(header, sizeof(header));
     if (width == TokenWidth::kUint32) {
-      write_all(fd, tokens.data(), tokens.size() * sizeof(uint32_t), path);
+      w.write(tokens.data(), tokens.size() * sizeof(uint32_t));
     } else {
       std::vector<uint16_t> chunk;
       constexpr size_t kChunk = size_t(1) << 20;
       for (size_t begin = 0; begin < tokens.size(); begin += kChunk) {
         size_t end = std::min(tokens.size(), begin + kChunk);
         chunk.assign(tokens.begin() + begin, tokens.begin() + end);
-        write_all(fd, chunk.data(), chunk.size() * sizeof(uint16_t), path);
+        w.write(chunk.data(), chunk.size() * sizeof(uint16_t));
       }
     }
-    if (::fsync(fd) != 0)
-      throw Error(ErrorKind::kRuntime, "fsync failed: " + errno_text(), path, "check the disk");
-    if (::close(fd) != 0) {
-      fd = -1;
-      throw Error(ErrorKind::kRuntime, "close failed: " + errno_text(), path, "check the disk");
-    }
-    fd = -1;
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-      throw Error(ErrorKind::kRuntime, "cannot rename " + tmp + " over the shard: " + errno_text(), path,
-                  "check permissions of the directory");
-  } catch (...) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  // Make the rename durable; failure here does not lose data already renamed, so it is not fatal.
-  int dir_fd = ::open(parent_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
+  });
 }
 
 // ---- ShardReader --------------------------------------------------------------------------------

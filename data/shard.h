@@ -32,7 +32,8 @@ const char* token_width_name(TokenWidth width);
 TokenWidth narrowest_token_width(const std::vector<uint32_t>& tokens);
 
 // Writes `tokens` as an llm.c shard with the magic/version of `width`, atomically (temp file in the
-// same directory + fsync + rename + directory fsync); the parent directory must exist.
+// same directory + fsync + rename + directory fsync: core/fs.h atomic_write_file); the parent
+// directory must exist.
 // Throws tt::Error(kData) when an id does not fit `width` or there are more than INT32_MAX tokens
 // (the header stores an int32 count), and tt::Error(kRuntime, where=path) on I/O failure; on any
 // failure an existing file at `path` is left untouched.

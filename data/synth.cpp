@@ -4,20 +4,14 @@
 // (power iteration + block entropies), never from samples.
 #include "data/synth.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/rng.h"
 #include "data/shard.h"
 
@@ -59,148 +53,10 @@ void check_shape(int vocab, int order) {
                 "synth", "lower --vocab or --order");
 }
 
-// ---- minimal JSON reader for synth.json ---------------------------------------------------------
-
-struct JsonValue {
-  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject } type = Type::kNull;
-  std::string text;  // string contents, or the raw number literal
-  std::vector<JsonValue> items;
-  std::vector<std::pair<std::string, JsonValue>> members;
-  const JsonValue* find(const std::string& key) const {
-    for (const auto& m : members)
-      if (m.first == key) return &m.second;
-    return nullptr;
-  }
-};
-
-class JsonParser {
- public:
-  JsonParser(const std::string& s, const std::string& path) : s_(s), path_(path) {}
-  JsonValue parse_document() {
-    JsonValue v = parse_value();
-    skip_ws();
-    if (pos_ != s_.size()) fail("trailing characters after the JSON value");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) {
-    throw Error(ErrorKind::kData, str("malformed JSON at byte ", pos_, ": ", what), path_,
-                "regenerate it with `topotrain data synth`");
-  }
-  void skip_ws() {
-    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
-  }
-  char peek() {
-    skip_ws();
-    if (pos_ >= s_.size()) fail("unexpected end of file");
-    return s_[pos_];
-  }
-  void expect(char c) {
-    if (peek() != c) fail(str("expected '", c, "'"));
-    ++pos_;
-  }
-  std::string parse_string() {
-    expect('"');
-    std::string out;
-    while (true) {
-      if (pos_ >= s_.size()) fail("unterminated string");
-      char c = s_[pos_++];
-      if (c == '"') return out;
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= s_.size()) fail("unterminated escape");
-      char e = s_[pos_++];
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          if (pos_ + 4 > s_.size()) fail("short \\u escape");
-          unsigned code = std::stoul(s_.substr(pos_, 4), nullptr, 16);
-          pos_ += 4;
-          if (code > 0x7F) fail("non-ASCII \\u escape (synth.json is ASCII)");
-          out += static_cast<char>(code);
-          break;
-        }
-        default: fail(str("bad escape \\", e));
-      }
-    }
-  }
-  JsonValue parse_value() {
-    JsonValue v;
-    char c = peek();
-    if (c == '{') {
-      ++pos_;
-      v.type = JsonValue::Type::kObject;
-      if (peek() == '}') { ++pos_; return v; }
-      while (true) {
-        std::string key = parse_string();
-        expect(':');
-        v.members.emplace_back(key, parse_value());
-        if (peek() == ',') { ++pos_; continue; }
-        expect('}');
-        return v;
-      }
-    }
-    if (c == '[') {
-      ++pos_;
-      v.type = JsonValue::Type::kArray;
-      if (peek() == ']') { ++pos_; return v; }
-      while (true) {
-        v.items.push_back(parse_value());
-        if (peek() == ',') { ++pos_; continue; }
-        expect(']');
-        return v;
-      }
-    }
-    if (c == '"') {
-      v.type = JsonValue::Type::kString;
-      v.text = parse_string();
-      return v;
-    }
-    for (const char* word : {"true", "false", "null"}) {
-      size_t n = std::strlen(word);
-      if (s_.compare(pos_, n, word) == 0) {
-        pos_ += n;
-        v.type = word[0] == 'n' ? JsonValue::Type::kNull : JsonValue::Type::kBool;
-        v.text = word;
-        return v;
-      }
-    }
-    size_t start = pos_;
-    while (pos_ < s_.size() && std::strchr("+-0123456789.eE", s_[pos_])) ++pos_;
-    if (start == pos_) fail(str("unexpected character '", c, "'"));
-    v.type = JsonValue::Type::kNumber;
-    v.text = s_.substr(start, pos_ - start);
-    return v;
-  }
-
-  const std::string& s_;
-  std::string path_;
-  size_t pos_ = 0;
-};
-
 std::string fmt_double(double x) {
   char buf[40];
   std::snprintf(buf, sizeof(buf), "%.17g", x);
   return buf;
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -439,109 +295,79 @@ void synth_write(const SynthSpec& spec, const std::string& out_dir, int64_t trai
   MarkovChain chain = MarkovChain::from_spec(spec);
   const std::string alphabet = synth_alphabet(spec.vocab);
 
-  // mkdir -p out_dir
-  for (size_t pos = 1; pos <= out_dir.size(); ++pos) {
-    if (pos != out_dir.size() && out_dir[pos] != '/') continue;
-    std::string part = out_dir.substr(0, pos);
-    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST)
-      throw Error(ErrorKind::kRuntime, str("cannot create directory: ", std::strerror(errno)), part,
-                  "check the --out path and permissions");
-  }
-  struct stat st;
-  if (::stat(out_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw Error(ErrorKind::kRuntime, "output path exists and is not a directory", out_dir, "pick another --out");
+  ensure_dir(out_dir);
   const std::string base = out_dir.back() == '/' ? out_dir : out_dir + "/";
 
   write_shard(base + "train.bin", chain.sample(train_tokens, synth_stream_seed(spec.seed, 1)), TokenWidth::kUint16);
   write_shard(base + "val.bin", chain.sample(val_tokens, synth_stream_seed(spec.seed, 2)), TokenWidth::kUint16);
 
-  std::ostringstream js;
-  js << "{\n"
-     << "  \"format\": \"topotrain-synth\",\n"
-     << "  \"version\": 1,\n"
-     << "  \"vocab\": " << spec.vocab << ",\n"
-     << "  \"order\": " << spec.order << ",\n"
-     << "  \"seed\": " << spec.seed << ",\n"
-     << "  \"concentration\": " << fmt_double(spec.concentration) << ",\n"
-     << "  \"alphabet\": \"" << json_escape(alphabet) << "\",\n"
-     << "  \"train_file\": \"train.bin\",\n"
-     << "  \"val_file\": \"val.bin\",\n"
-     << "  \"token_dtype\": \"uint16\",\n"
-     << "  \"train_tokens\": " << train_tokens << ",\n"
-     << "  \"val_tokens\": " << val_tokens << ",\n"
-     << "  \"entropy_rate_nats\": " << fmt_double(chain.entropy_rate()) << ",\n"
-     << "  \"conditional_entropy_nats\": [";
-  for (int c = 0; c <= spec.order; ++c) js << (c ? ", " : "") << fmt_double(chain.conditional_entropy(c));
-  js << "],\n"
-     << "  \"window_floor_formula\": \"floor(T) = (1/T) * sum_{i=0}^{T-1} h[min(i+1, order)], "
-        "h = conditional_entropy_nats, h[c] = H(X_c | X_0..X_{c-1}); target x[i+1] is predicted from x[0..i]\",\n"
-     << "  \"window_floor_nats\": {";
-  const int64_t floors[] = {32, 64, 128, 256, 512, 1024};
-  for (size_t i = 0; i < sizeof(floors) / sizeof(floors[0]); ++i)
-    js << (i ? ", " : "") << "\"" << floors[i] << "\": " << fmt_double(chain.window_floor(floors[i]));
-  js << "}\n}\n";
-
-  // Manifest written like the shards: temp file + fsync + rename, so it is old or new, never partial.
-  const std::string manifest = base + kSynthManifestName;
-  const std::string tmp = str(manifest, ".tmp.", ::getpid());
-  const std::string content = js.str();
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = fd >= 0;
-  for (size_t done = 0; ok && done < content.size();) {
-    ssize_t w = ::write(fd, content.data() + done, content.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    ok = w > 0;
-    if (ok) done += static_cast<size_t>(w);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  if (fd >= 0) ok = ::close(fd) == 0 && ok;
-  ok = ok && ::rename(tmp.c_str(), manifest.c_str()) == 0;
-  if (!ok) {
-    std::string reason = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw Error(ErrorKind::kRuntime, "cannot write manifest: " + reason, manifest,
-                "check free disk space and permissions of the output directory");
-  }
+  nlohmann::ordered_json js;
+  js["format"] = "topotrain-synth";
+  js["version"] = 1;
+  js["vocab"] = spec.vocab;
+  js["order"] = spec.order;
+  js["seed"] = spec.seed;
+  js["concentration"] = spec.concentration;
+  js["alphabet"] = alphabet;
+  js["train_file"] = "train.bin";
+  js["val_file"] = "val.bin";
+  js["token_dtype"] = "uint16";
+  js["train_tokens"] = train_tokens;
+  js["val_tokens"] = val_tokens;
+  js["entropy_rate_nats"] = chain.entropy_rate();
+  js["conditional_entropy_nats"] = nlohmann::ordered_json::array();
+  for (int c = 0; c <= spec.order; ++c) js["conditional_entropy_nats"].push_back(chain.conditional_entropy(c));
+  js["window_floor_formula"] =
+      "floor(T) = (1/T) * sum_{i=0}^{T-1} h[min(i+1, order)], h = conditional_entropy_nats, "
+      "h[c] = H(X_c | X_0..X_{c-1}); target x[i+1] is predicted from x[0..i]";
+  nlohmann::ordered_json floors = nlohmann::ordered_json::object();
+  for (int64_t t : {32, 64, 128, 256, 512, 1024}) floors[std::to_string(t)] = chain.window_floor(t);
+  js["window_floor_nats"] = floors;
+  // Written like the shards (core/fs.h): old or new, never partial.
+  atomic_write_string(base + kSynthManifestName, js.dump(2) + "\n");
 }
 
 SynthManifest read_synth_manifest(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f)
-    throw Error(ErrorKind::kData, "cannot open synthetic corpus manifest", path,
+  const std::string regenerate = "regenerate it with `topotrain data synth`";
+  std::string text;
+  try {
+    text = read_file_to_string(path, ErrorKind::kData);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::kData, "cannot open synthetic corpus manifest: " + e.problem(), path,
                 "it is written by `topotrain data synth` next to train.bin/val.bin");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
-  JsonValue root = JsonParser(text, path).parse_document();
-  if (root.type != JsonValue::Type::kObject)
-    throw Error(ErrorKind::kData, "manifest is not a JSON object", path, "regenerate it with `topotrain data synth`");
-  auto field = [&](const char* key, JsonValue::Type type) -> const JsonValue& {
-    const JsonValue* v = root.find(key);
-    if (!v || v->type != type)
-      throw Error(ErrorKind::kData, str("manifest lacks field \"", key, "\" of the expected type"), path,
-                  "regenerate it with `topotrain data synth`");
-    return *v;
-  };
-  auto number = [&](const char* key) { return field(key, JsonValue::Type::kNumber).text; };
-  SynthManifest m;
-  m.vocab = std::stoi(number("vocab"));
-  m.order = std::stoi(number("order"));
-  m.seed = std::stoull(number("seed"));
-  m.concentration = std::stod(number("concentration"));
-  m.alphabet = field("alphabet", JsonValue::Type::kString).text;
-  m.entropy_rate_nats = std::stod(number("entropy_rate_nats"));
-  for (const JsonValue& h : field("conditional_entropy_nats", JsonValue::Type::kArray).items) {
-    if (h.type != JsonValue::Type::kNumber)
-      throw Error(ErrorKind::kData, "conditional_entropy_nats holds a non-number", path,
-                  "regenerate it with `topotrain data synth`");
-    m.conditional_entropy_nats.push_back(std::stod(h.text));
   }
-  m.train_tokens = std::stoll(number("train_tokens"));
-  m.val_tokens = std::stoll(number("val_tokens"));
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::kData, str("malformed JSON: ", e.what()), path, regenerate);
+  }
+  if (!root.is_object()) throw Error(ErrorKind::kData, "manifest is not a JSON object", path, regenerate);
+  auto field = [&](const char* key, bool (nlohmann::json::*is_type)() const noexcept) -> const nlohmann::json& {
+    auto it = root.find(key);
+    if (it == root.end() || !((*it).*is_type)())
+      throw Error(ErrorKind::kData, str("manifest lacks field \"", key, "\" of the expected type"), path, regenerate);
+    return *it;
+  };
+  auto number = [&](const char* key) -> const nlohmann::json& { return field(key, &nlohmann::json::is_number); };
+  SynthManifest m;
+  m.vocab = number("vocab").get<int>();
+  m.order = number("order").get<int>();
+  m.seed = number("seed").get<uint64_t>();
+  m.concentration = number("concentration").get<double>();
+  m.alphabet = field("alphabet", &nlohmann::json::is_string).get<std::string>();
+  m.entropy_rate_nats = number("entropy_rate_nats").get<double>();
+  for (const nlohmann::json& h : field("conditional_entropy_nats", &nlohmann::json::is_array)) {
+    if (!h.is_number())
+      throw Error(ErrorKind::kData, "conditional_entropy_nats holds a non-number", path, regenerate);
+    m.conditional_entropy_nats.push_back(h.get<double>());
+  }
+  m.train_tokens = number("train_tokens").get<int64_t>();
+  m.val_tokens = number("val_tokens").get<int64_t>();
   if (m.vocab < 1 || static_cast<size_t>(m.vocab) != m.alphabet.size() ||
       m.conditional_entropy_nats.size() != static_cast<size_t>(m.order) + 1)
     throw Error(ErrorKind::kData, "manifest fields disagree (vocab vs alphabet, order vs conditional entropies)",
-                path, "regenerate it with `topotrain data synth`");
+                path, regenerate);
   return m;
 }
 
@@ -549,8 +375,7 @@ std::string find_synth_manifest(const std::string& shard_path) {
   size_t slash = shard_path.find_last_of('/');
   std::string dir = slash == std::string::npos ? "." : shard_path.substr(0, slash == 0 ? 1 : slash);
   std::string candidate = (dir == "/" ? dir : dir + "/") + kSynthManifestName;
-  struct stat st;
-  return ::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? candidate : "";
+  return is_regular_file(candidate) ? candidate : "";
 }
 
 }  // namespace tt::data

@@ -149,6 +149,13 @@ int ArgParser::get_int(const std::string& name) const {
 long long ArgParser::get_int64(const std::string& name) const {
   return parse_number<long long>(command_, name, get(name), [](const std::string& s, size_t* u) { return std::stoll(s, u); });
 }
+long long ArgParser::get_int64_in(const std::string& name, long long lo, long long hi) const {
+  const long long v = get_int64(name);
+  if (v < lo || v > hi)
+    throw Error(ErrorKind::kUsage, str(name, " ", v, " is outside ", lo, "..", hi), command_,
+                "see `" + command_ + " --help`");
+  return v;
+}
 double ArgParser::get_double(const std::string& name) const {
   return parse_number<double>(command_, name, get(name), [](const std::string& s, size_t* u) { return std::stod(s, u); });
 }

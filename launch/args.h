@@ -27,6 +27,8 @@ class ArgParser {
   int get_int(const std::string& name) const;
   long long get_int64(const std::string& name) const;
   double get_double(const std::string& name) const;
+  // get_int64, and a kUsage error "<name> <v> is outside lo..hi" unless lo <= v <= hi.
+  long long get_int64_in(const std::string& name, long long lo, long long hi) const;
   bool get_flag(const std::string& name) const;
   const std::vector<std::string>& get_all(const std::string& name) const;
   const std::vector<std::string>& positionals() const { return positionals_; }

@@ -9,6 +9,7 @@
 #include "core/logging.h"
 #include "launch/args.h"
 #include "launch/commands.h"
+#include "launch/process_group.h"
 #include "launch/tokenizer_command.h"
 #include "launch/trainer.h"
 
@@ -27,38 +28,47 @@ int bench_step(const Args& args) {
   config::Config cfg = load_config(p.get("--config"), p.get_all("--set"));
   const int steps = p.get_int("--steps"), warmup = p.get_int("--warmup");
   if (steps < 1 || warmup < 0) throw Error(ErrorKind::kUsage, "--steps must be >= 1 and --warmup >= 0", "topotrain bench step");
-  const int threads = configure_threads(cfg.train().threads());
   cfg.mutable_train()->set_steps(std::max(cfg.train().steps(), steps + warmup));
+  const auto comm = create_process_group(cfg);
+  return run_on_all_ranks(*comm, "bench step", [&] {
+    const int threads = configure_threads(cfg.train().threads());
+    Trainer trainer(cfg, p.get("--config"), *comm, /*random_data_fallback=*/true);
+    for (int i = 0; i < warmup; ++i) trainer.step(i);
+    StepStats sum;
+    for (int i = 0; i < steps; ++i) {
+      const StepStats s = trainer.step(warmup + i);
+      sum.data_s += s.data_s;
+      sum.forward_s += s.forward_s;
+      sum.backward_s += s.backward_s;
+      sum.optimizer_s += s.optimizer_s;
+      sum.exposed_comm_s += s.exposed_comm_s;
+      sum.comm_s += s.comm_s;
+      sum.total_s += s.total_s;
+    }
+    if (comm->rank() != 0) return 0;
+    const GPT2Config& mc = trainer.model().config();
+    const auto& t = cfg.train();
+    const double step_s = sum.total_s / steps;
+    const double tps = double(trainer.tokens_per_step()) / step_s;
+    const double flops = gpt2_flops_per_token(mc, t.seq_len()) * tps;
 
-  Trainer trainer(cfg, p.get("--config"), /*random_data_fallback=*/true);
-  for (int i = 0; i < warmup; ++i) trainer.step(i);
-  StepStats sum;
-  for (int i = 0; i < steps; ++i) {
-    const StepStats s = trainer.step(warmup + i);
-    sum.data_s += s.data_s;
-    sum.forward_s += s.forward_s;
-    sum.backward_s += s.backward_s;
-    sum.optimizer_s += s.optimizer_s;
-    sum.total_s += s.total_s;
-  }
-  const GPT2Config& mc = trainer.model().config();
-  const auto& t = cfg.train();
-  const double step_s = sum.total_s / steps;
-  const double tps = double(trainer.tokens_per_step()) / step_s;
-  const double flops = gpt2_flops_per_token(mc, t.seq_len()) * tps;
-
-  std::printf("bench step | GPT-2 %s | %.1fM params | B=%d T=%d accum=%d | %d threads | data: %s\n", mc.str().c_str(),
-              gpt2_num_params(mc) / 1e6, t.batch_size(), t.seq_len(), t.grad_accum_steps(), threads,
-              trainer.uses_random_data() ? "random tokens" : cfg.data().train().c_str());
-  std::printf("%-10s %12s %8s\n", "phase", "ms/step", "share");
-  const std::pair<const char*, double> rows[] = {{"data", sum.data_s}, {"forward", sum.forward_s},
-                                                 {"backward", sum.backward_s}, {"optimizer", sum.optimizer_s}};
-  for (const auto& [name, secs] : rows)
-    std::printf("%-10s %12.2f %7.1f%%\n", name, secs / steps * 1e3, 100.0 * secs / sum.total_s);
-  std::printf("%-10s %12.2f %7.1f%%\n", "total", step_s * 1e3, 100.0);
-  std::printf("tokens/s %.1f | model FLOP/s %.1f GFLOP/s (6N+12LCT) | MFU n/a on CPU | peak memory %s\n", tps,
-              flops / 1e9, format_bytes(double(memory_stats(Device::cpu()).peak_bytes)).c_str());
-  return 0;
+    std::printf("bench step | GPT-2 %s | %.1fM params | B=%d T=%d accum=%d | %d rank(s) x %d threads | data: %s\n",
+                mc.str().c_str(), gpt2_num_params(mc) / 1e6, t.batch_size(), t.seq_len(), t.grad_accum_steps(),
+                comm->size(), threads, trainer.uses_random_data() ? "random tokens" : cfg.data().train().c_str());
+    std::printf("%-14s %12s %8s\n", "phase", "ms/step", "share");
+    const std::pair<const char*, double> rows[] = {{"data (wait)", sum.data_s},   {"forward", sum.forward_s},
+                                                   {"backward", sum.backward_s},   {"exposed comm", sum.exposed_comm_s},
+                                                   {"optimizer", sum.optimizer_s}};
+    for (const auto& [name, secs] : rows)
+      std::printf("%-14s %12.2f %7.1f%%\n", name, secs / steps * 1e3, 100.0 * secs / sum.total_s);
+    std::printf("%-14s %12.2f %7.1f%%\n", "total", step_s * 1e3, 100.0);
+    if (comm->size() > 1)
+      std::printf("communication in flight %.2f ms/step, of which %.2f ms exposed\n", sum.comm_s / steps * 1e3,
+                  sum.exposed_comm_s / steps * 1e3);
+    std::printf("tokens/s %.1f | model FLOP/s %.1f GFLOP/s (6N+12LCT) | MFU n/a on CPU | peak memory %s (rank 0)\n",
+                tps, flops / 1e9, format_bytes(double(memory_stats(Device::cpu()).peak_bytes)).c_str());
+    return 0;
+  });
 }
 }  // namespace
 

@@ -1,18 +1,15 @@
 // `topotrain data synth|encode|inspect`: argument parsing and reports over data/ (encode lives in
 // launch/encode_command.cpp).
-// Decision: options accept "--name value" and "--name=value"; every bad value is a kUsage error
-// that names the option, so a typo never silently falls back to a default.
+// Decision: options are parsed by launch/args.h (ArgParser: "--name value" and "--name=value"); every
+// bad value is a kUsage error that names the option, so a typo never silently falls back to a default.
 #include "launch/data_command.h"
-
-#include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <map>
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "core/error.h"
@@ -22,6 +19,7 @@
 #include "data/encode.h"
 #include "data/shard.h"
 #include "data/synth.h"
+#include "launch/args.h"
 #include "launch/tokenizer_command.h"
 
 namespace tt {
@@ -46,127 +44,42 @@ const char kDataUsage[] =
     "\n"
     "Run `topotrain data <command> --help` for the options of a command.\n";
 
-const char kSynthUsage[] =
-    "usage: topotrain data synth --out DIR [options]\n"
-    "\n"
-    "Writes DIR/train.bin and DIR/val.bin (llm.c uint16 shards, independent streams of one seeded\n"
-    "order-k Markov chain over printable characters) and DIR/synth.json, and prints the chain's exact\n"
-    "entropy rate and the loss floor for training windows of T tokens: no model can reach a mean\n"
-    "validation loss below floor(T) = (1/T) sum_{i<T} H(X_{i+1} | X_0..X_i).\n"
-    "\n"
-    "options:\n"
-    "  --out DIR              output directory (created if missing)          [required]\n"
-    "  --vocab V              tokens/characters, 2..73                       [32]\n"
-    "  --order K              Markov order, 1..4                             [2]\n"
-    "  --seed S               seed of the transition table and the samples   [1]\n"
-    "  --concentration B      0 = uniform transitions; larger = more peaked  [8]\n"
-    "  --train-tokens N       tokens in train.bin                            [1000000]\n"
-    "  --val-tokens N         tokens in val.bin                              [100000]\n";
-
-const char kInspectUsage[] =
-    "usage: topotrain data inspect FILE|DIR|GLOB [--tokenizer DIR] [--synth]\n"
-    "\n"
-    "Validates llm.c token shards (a file, every *.bin in a directory, or a quoted glob pattern); a\n"
-    "truncated or corrupt shard fails with exit code 3. Several shards: a table (dtype, tokens, bytes,\n"
-    "min/max id, sha256 check against manifest.json when `data encode` wrote one), then the first\n"
-    "shard in detail: magic, version, dtype, token count, file size, min/max token id, first tokens.\n"
-    "\n"
-    "options:\n"
-    "  --tokenizer DIR   decode the first tokens with this BPE tokenizer and count <|endoftext|>\n"
-    "  --synth           require the synth.json of `data synth` next to the shard and decode with it\n"
-    "                    (without --synth the preview appears whenever a synth.json is there)\n";
-
 bool is_help(const std::string& a) { return a == "--help" || a == "-h" || a == "help"; }
 
-// Splits "--name value" / "--name=value" options; positional words are kept in order.
-struct ParsedArgs {
-  std::map<std::string, std::string> options;
-  std::vector<std::string> positional;
-  bool help = false;
-};
-
-ParsedArgs parse_args(const std::vector<std::string>& args, size_t begin, const std::vector<std::string>& known,
-                      const std::string& where) {
-  ParsedArgs out;
-  for (size_t i = begin; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (is_help(a)) {
-      out.help = true;
-      continue;
-    }
-    if (a.rfind("--", 0) != 0) {
-      out.positional.push_back(a);
-      continue;
-    }
-    std::string name = a, value;
-    size_t eq = a.find('=');
-    bool has_value = eq != std::string::npos;
-    if (has_value) {
-      name = a.substr(0, eq);
-      value = a.substr(eq + 1);
-    }
-    if (std::find(known.begin(), known.end(), name) == known.end())
-      throw Error(ErrorKind::kUsage, "unknown option " + name, where, "run `" + where + " --help`");
-    if (!has_value) {
-      if (i + 1 >= args.size())
-        throw Error(ErrorKind::kUsage, "option " + name + " needs a value", where, "run `" + where + " --help`");
-      value = args[++i];
-    }
-    out.options[name] = value;
-  }
-  return out;
-}
-
-int64_t parse_int(const ParsedArgs& p, const std::string& name, int64_t fallback, int64_t lo, int64_t hi,
-                  const std::string& where) {
-  auto it = p.options.find(name);
-  if (it == p.options.end()) return fallback;
-  const std::string& s = it->second;
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || errno == ERANGE)
-    throw Error(ErrorKind::kUsage, str(name, " expects an integer, got '", s, "'"), where, "");
-  if (v < lo || v > hi)
-    throw Error(ErrorKind::kUsage, str(name, " ", v, " is outside ", lo, "..", hi), where, "");
-  return v;
-}
-
-double parse_double(const ParsedArgs& p, const std::string& name, double fallback, const std::string& where) {
-  auto it = p.options.find(name);
-  if (it == p.options.end()) return fallback;
-  const std::string& s = it->second;
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || !std::isfinite(v) || v < 0)
-    throw Error(ErrorKind::kUsage, str(name, " expects a number >= 0, got '", s, "'"), where, "");
-  return v;
+// The words after `topotrain data <command>`.
+std::vector<std::string> command_args(const std::vector<std::string>& args) {
+  return std::vector<std::string>(args.begin() + (args.empty() ? 0 : 1), args.end());
 }
 
 int synth_command(const std::vector<std::string>& args) {
   const std::string where = "topotrain data synth";
-  ParsedArgs p = parse_args(args, 1,
-                            {"--out", "--vocab", "--order", "--seed", "--concentration", "--train-tokens",
-                             "--val-tokens"},
-                            where);
-  if (p.help) {
-    std::fputs(kSynthUsage, stdout);
-    return 0;
-  }
-  if (!p.positional.empty())
-    throw Error(ErrorKind::kUsage, "unexpected argument '" + p.positional[0] + "'", where,
-                "the output directory goes after --out");
-  auto out_it = p.options.find("--out");
-  if (out_it == p.options.end() || out_it->second.empty())
+  const data::SynthSpec defaults;
+  ArgParser p(where,
+              "Writes DIR/train.bin and DIR/val.bin (llm.c uint16 shards, independent streams of one seeded\n"
+              "order-k Markov chain over printable characters) and DIR/synth.json, and prints the chain's exact\n"
+              "entropy rate and the loss floor for training windows of T tokens: no model can reach a mean\n"
+              "validation loss below floor(T) = (1/T) sum_{i<T} H(X_{i+1} | X_0..X_i).");
+  p.option("--out", "DIR", "output directory (created if missing)", "", true)
+      .option("--vocab", "V", str("tokens/characters, 2..", data::kMaxSynthVocab), str(defaults.vocab))
+      .option("--order", "K", str("Markov order, 1..", data::kMaxSynthOrder), str(defaults.order))
+      .option("--seed", "S", "seed of the transition table and the samples", str(defaults.seed))
+      .option("--concentration", "B", "0 = uniform transitions; larger = more peaked", str(defaults.concentration))
+      .option("--train-tokens", "N", "tokens in train.bin", "1000000")
+      .option("--val-tokens", "N", "tokens in val.bin", "100000");
+  if (!p.parse(command_args(args))) return 0;
+  const std::string out = p.get("--out");
+  if (out.empty())
     throw Error(ErrorKind::kUsage, "missing --out DIR", where, "e.g. `topotrain data synth --out data/synth`");
   data::SynthSpec spec;
-  spec.vocab = static_cast<int>(parse_int(p, "--vocab", spec.vocab, 2, data::kMaxSynthVocab, where));
-  spec.order = static_cast<int>(parse_int(p, "--order", spec.order, 1, data::kMaxSynthOrder, where));
-  spec.seed = static_cast<uint64_t>(parse_int(p, "--seed", 1, 0, INT64_MAX, where));
-  spec.concentration = parse_double(p, "--concentration", spec.concentration, where);
-  const int64_t train = parse_int(p, "--train-tokens", 1000000, 1, INT32_MAX, where);
-  const int64_t val = parse_int(p, "--val-tokens", 100000, 1, INT32_MAX, where);
-  const std::string& out = out_it->second;
+  spec.vocab = static_cast<int>(p.get_int64_in("--vocab", 2, data::kMaxSynthVocab));
+  spec.order = static_cast<int>(p.get_int64_in("--order", 1, data::kMaxSynthOrder));
+  spec.seed = static_cast<uint64_t>(p.get_int64_in("--seed", 0, INT64_MAX));
+  spec.concentration = p.get_double("--concentration");
+  if (!std::isfinite(spec.concentration) || spec.concentration < 0)
+    throw Error(ErrorKind::kUsage, str("--concentration expects a number >= 0, got '", p.get("--concentration"), "'"),
+                where, "");
+  const int64_t train = p.get_int64_in("--train-tokens", 1, INT32_MAX);
+  const int64_t val = p.get_int64_in("--val-tokens", 1, INT32_MAX);
 
   data::synth_write(spec, out, train, val);
   // Report from what was written: the manifest and the train shard.
@@ -344,24 +257,24 @@ void inspect_table(const std::vector<std::string>& paths, const data::BpeTokeniz
 
 int inspect_command(const std::vector<std::string>& args) {
   const std::string where = "topotrain data inspect";
-  std::vector<std::string> rest;
-  bool want_synth = false;
-  for (const std::string& a : args) {
-    if (a == "--synth") want_synth = true;
-    else rest.push_back(a);
-  }
-  ParsedArgs p = parse_args(rest, 1, {"--tokenizer"}, where);
-  if (p.help) {
-    std::fputs(kInspectUsage, stdout);
-    return 0;
-  }
-  if (p.positional.size() != 1)
-    throw Error(ErrorKind::kUsage, p.positional.empty() ? "missing FILE|DIR" : "expected one FILE|DIR|GLOB",
-                where, "run `topotrain data inspect --help`");
+  ArgParser p(where,
+              "Validates llm.c token shards (a file, every *.bin in a directory, or a quoted glob pattern); a\n"
+              "truncated or corrupt shard fails with exit code 3. Several shards: a table (dtype, tokens, bytes,\n"
+              "min/max id, sha256 check against manifest.json when `data encode` wrote one), then the first\n"
+              "shard in detail: magic, version, dtype, token count, file size, min/max token id, first tokens.");
+  p.option("--tokenizer", "DIR", "decode the first tokens with this BPE tokenizer and count <|endoftext|>")
+      .flag("--synth",
+            "require the synth.json of `data synth` next to the shard and decode with it (without --synth the "
+            "preview appears whenever a synth.json is there)")
+      .positional("FILE|DIR|GLOB", "a shard, a directory of *.bin shards, or a quoted glob pattern");
+  if (!p.parse(command_args(args))) return 0;
+  if (p.positionals().size() != 1)
+    throw Error(ErrorKind::kUsage, "expected one FILE|DIR|GLOB", where, "run `topotrain data inspect --help`");
+  const bool want_synth = p.get_flag("--synth");
   std::unique_ptr<data::BpeTokenizer> tok;
-  if (p.options.count("--tokenizer"))
-    tok = std::make_unique<data::BpeTokenizer>(data::BpeTokenizer::load(p.options["--tokenizer"]));
-  const std::vector<std::string> paths = data::resolve_shards(p.positional[0]);
+  if (p.has("--tokenizer"))
+    tok = std::make_unique<data::BpeTokenizer>(data::BpeTokenizer::load(p.get("--tokenizer")));
+  const std::vector<std::string> paths = data::resolve_shards(p.positionals()[0]);
   const std::unique_ptr<ManifestIndex> idx = manifest_for(paths.front());
   if (paths.size() > 1) {
     inspect_table(paths, tok.get(), idx.get());

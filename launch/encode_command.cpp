@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "data/bpe_tokenizer.h"
 #include "data/encode.h"
 
@@ -62,25 +63,6 @@ int64_t to_int(const std::string& name, const std::string& s, int64_t lo, int64_
   return v;
 }
 
-std::string human_count(double n) {
-  char buf[32];
-  if (n >= 1e9) std::snprintf(buf, sizeof buf, "%.2fB", n / 1e9);
-  else if (n >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM", n / 1e6);
-  else if (n >= 1e4) std::snprintf(buf, sizeof buf, "%.1fk", n / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f", n);
-  return buf;
-}
-
-std::string human_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  const long t = long(s + 0.5);
-  char buf[32];
-  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
-  else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-  else std::snprintf(buf, sizeof buf, "%lds", t);
-  return buf;
-}
-
 // Progress on stderr: redrawn in place on a terminal, one line every ~10 s otherwise (logs).
 class ProgressBar {
  public:
@@ -96,9 +78,9 @@ class ProgressBar {
     bar.resize(size_t(width), '.');
     std::fprintf(stderr, "%sencode [%s] %3.0f%% | %.1f/%.1f MB | %.2f MB/s | %s docs | %s tokens | %d shards | %s %s%s",
                  tty_ ? "\r" : "", bar.c_str(), frac * 100.0, double(p.bytes_done) / 1e6,
-                 double(p.bytes_total) / 1e6, mbps, human_count(double(p.documents)).c_str(),
-                 human_count(double(p.tokens)).c_str(), p.shards, p.done ? "took" : "ETA",
-                 human_duration(p.done ? p.elapsed_s : eta).c_str(), tty_ ? "\033[K" : "\n");
+                 double(p.bytes_total) / 1e6, mbps, format_count(double(p.documents)).c_str(),
+                 format_count(double(p.tokens)).c_str(), p.shards, p.done ? "took" : "ETA",
+                 format_duration(p.done ? p.elapsed_s : eta).c_str(), tty_ ? "\033[K" : "\n");
     if (tty_ && p.done) std::fputc('\n', stderr);
     std::fflush(stderr);
   }
@@ -179,7 +161,7 @@ int data_encode_main(const std::vector<std::string>& args) {
   std::printf("encoded %lld documents from %zu file(s) (%.2f MB) into %lld tokens in %.2f s: %.2f MB/s, %s tokens/s, "
               "%d thread(s)\n",
               static_cast<long long>(r.documents), r.files.size(), mb, static_cast<long long>(r.tokens), r.seconds,
-              r.seconds > 0 ? mb / r.seconds : 0.0, human_count(r.seconds > 0 ? double(r.tokens) / r.seconds : 0).c_str(),
+              r.seconds > 0 ? mb / r.seconds : 0.0, format_count(r.seconds > 0 ? double(r.tokens) / r.seconds : 0).c_str(),
               r.threads);
   std::printf("tokenizer %s (vocab %d, <|endoftext|> = %u) | val %lld tokens, train %lld tokens | %s shards\n",
               tokenizer.origin().c_str(), tokenizer.vocab_size(), tokenizer.eot_id(),

@@ -1,11 +1,10 @@
 // `topotrain sample`: load a checkpoint (a file, a checkpoints/ directory, or a run directory) and
 // continue a prompt.
-#include <sys/stat.h>
-
 #include <cstdio>
 
 #include "core/checkpoint_io.h"
 #include "core/config.h"
+#include "core/fs.h"
 #include "core/logging.h"
 #include "launch/args.h"
 #include "launch/commands.h"
@@ -15,15 +14,10 @@
 namespace tt {
 
 namespace {
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 std::string resolve_checkpoint(const std::string& path) {
-  if (!is_dir(path)) return path;
+  if (!is_directory(path)) return path;
   for (const std::string& dir : {path + "/checkpoints", path}) {
-    if (!is_dir(dir)) continue;
+    if (!is_directory(dir)) continue;
     const std::string newest = newest_complete_checkpoint(dir);
     if (!newest.empty()) return newest;
   }

@@ -5,6 +5,7 @@
 #include "core/logging.h"
 #include "launch/args.h"
 #include "launch/commands.h"
+#include "launch/process_group.h"
 #include "launch/sampler.h"
 #include "launch/trainer.h"
 #include "data/shard.h"
@@ -32,24 +33,28 @@ int train_main(const Args& args) {
       .flag("--resume", "continue from the newest complete checkpoint in <run_dir>/checkpoints");
   if (!p.parse(args)) return 0;
   const config::Config cfg = load_config(p.get("--config"), p.get_all("--set"));
-  const int threads = configure_threads(cfg.train().threads());
-  log_info("config ", p.get("--config"), " | ", threads, " threads");
-  install_stop_signal_handlers();
+  const auto comm = create_process_group(cfg);
+  return run_on_all_ranks(*comm, "train", [&] {
+    const int threads = configure_threads(cfg.train().threads());
+    if (comm->rank() == 0) log_info("config ", p.get("--config"), " | ", threads, " threads per rank");
+    install_stop_signal_handlers();
 
-  Trainer trainer(cfg, p.get("--config"));
-  const TrainSummary s = trainer.train(p.get_flag("--resume"));
-  std::printf("final train loss %.4f", s.final_train_loss);
-  if (s.final_val_loss >= 0) std::printf(" | val loss %.4f", s.final_val_loss);
-  std::printf(" | %d steps | %.0f tokens/s\n", s.steps_done, s.tokens_per_s);
-  print_entropy_floor(cfg, s.final_val_loss);
-  if (cfg.train().sample_at_end() && !s.interrupted) {
-    SampleSettings ss;
-    ss.max_new_tokens = 200;
-    const std::string text = generate_text(trainer.model(), trainer.codec(), "", ss);
-    std::printf("sample: %s\n", text.c_str());
-  }
-  std::fflush(stdout);
-  return s.interrupted ? 130 : 0;
+    Trainer trainer(cfg, p.get("--config"), *comm);
+    const TrainSummary s = trainer.train(p.get_flag("--resume"));
+    if (comm->rank() != 0) return s.interrupted ? 130 : 0;
+    std::printf("final train loss %.4f", s.final_train_loss);
+    if (s.final_val_loss >= 0) std::printf(" | val loss %.4f", s.final_val_loss);
+    std::printf(" | %d steps | %.0f tokens/s\n", s.steps_done, s.tokens_per_s);
+    print_entropy_floor(cfg, s.final_val_loss);
+    if (cfg.train().sample_at_end() && !s.interrupted) {
+      SampleSettings ss;
+      ss.max_new_tokens = 200;
+      const std::string text = generate_text(trainer.model(), trainer.codec(), "", ss);
+      std::printf("sample: %s\n", text.c_str());
+    }
+    std::fflush(stdout);
+    return s.interrupted ? 130 : 0;
+  });
 }
 
 }  // namespace tt

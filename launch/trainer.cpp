@@ -18,7 +18,9 @@
 #include "core/logging.h"
 #include "core/metrics.h"
 #include "data/shard.h"
+#include "kernels/reductions/reductions.h"
 #include "optim/grad_clip.h"
+#include "parallel/ddp/sharding.h"
 
 namespace tt {
 
@@ -28,7 +30,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-extern "C" void on_stop_signal(int) { g_stop_requested.store(true); }
+// SIGINT/SIGTERM: finish the step, checkpoint, stop. When mpirun SIGTERMs the survivors of a dead
+// rank, the note says which collective this rank was waiting in (async-signal-safe).
+extern "C" void on_stop_signal(int) {
+  g_stop_requested.store(true);
+  parallel::write_pending_collective_note(2);
+}
 
 std::string format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
@@ -45,7 +52,9 @@ struct RunState {
   int64_t steps_done;
   int64_t optimizer_steps;
   Rng::State rng;
-  data::LoaderState train_loader;
+  data::LoaderState train_loader;  // identical on every rank, so N ranks can resume as M
+  int64_t world_size;              // informational: the run that wrote it
+  int64_t zero_stage;
 };
 static_assert(std::is_trivially_copyable_v<RunState>, "RunState is stored raw in checkpoints");
 
@@ -64,11 +73,13 @@ int configure_threads(int requested) {
   return n;
 }
 
-Trainer::Trainer(const config::Config& cfg, const std::string& origin, bool random_data_fallback)
-    : cfg_(cfg), origin_(origin), rng_(cfg.train().seed() ^ 0x5eed5eedull) {
+Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel::Communicator& comm,
+                 bool random_data_fallback)
+    : cfg_(cfg), origin_(origin), comm_(comm), rng_(cfg.train().seed() ^ 0x5eed5eedull) {
   const auto& m = cfg.model();
   const auto& t = cfg.train();
   const auto& o = cfg.optimizer();
+  const auto& par = cfg.parallel();
   run_dir_ = cfg.logging().run_dir();
   ckpt_dir_ = run_dir_ + "/checkpoints";
   if (t.memory_budget_bytes() > 0) set_memory_budget(Device::cpu(), size_t(t.memory_budget_bytes()));
@@ -76,34 +87,54 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, bool rand
   const GPT2Config mc = GPT2Config::make(m.n_layer(), m.n_head(), m.n_embd(), m.vocab_size(), m.max_seq_len());
   model_ = std::make_unique<GPT2>(mc, t.batch_size(), t.seq_len());
   model_->init_weights(t.seed(), m.init_std());
+  // Same seed on every rank already gives the same weights; the broadcast makes it a guarantee.
+  comm_.broadcast(model_->params().raw(), model_->params().numel(), DType::kF32, 0)->wait();
 
+  std::vector<std::pair<int64_t, int64_t>> tensor_ranges;
+  for (const auto& p : model_->layout()) tensor_ranges.push_back({p.offset, p.offset + shape_numel(p.shape)});
+  const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
+                                  size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
+  reducer_ = std::make_unique<parallel::GradReducer>(comm_, model_->grads(), tensor_ranges, par.zero_stage(), caps);
+  model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
+
+  // The optimizer sees only this rank's shard (the whole buffer without ZeRO).
+  const parallel::Shard shard = reducer_->shard();
   std::vector<ParamRange> ranges;
-  for (const auto& p : model_->layout()) ranges.push_back({p.offset, shape_numel(p.shape), p.decay});
-  optimizer_ = std::make_unique<AdamW>(ranges, gpt2_num_params(mc),
+  for (const auto& p : model_->layout()) {
+    const int64_t b = std::max(p.offset, shard.begin), e = std::min(p.offset + shape_numel(p.shape), shard.end);
+    if (e > b) ranges.push_back({b - shard.begin, e - b, p.decay});
+  }
+  optimizer_ = std::make_unique<AdamW>(ranges, std::max<int64_t>(shard.size(), 1),
                                        AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()});
   schedule_ = LrSchedule{o.lr(), o.min_lr_ratio(), o.warmup_steps(), t.steps()};
+  if (is_rank0() && comm_.size() > 1)
+    log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(), " node(s)) | zero_stage ",
+             par.zero_stage(), " | ", parallel::describe_buckets(reducer_->buckets(), sizeof(float)));
 
   std::vector<std::string> train_shards;
   try {
     train_shards = data::resolve_shards(cfg.data().train());
   } catch (const Error& e) {
     if (!random_data_fallback) throw;
-    log_warn("no training data (", e.what(), "); using seeded random tokens");
+    if (is_rank0()) log_warn("no training data (", e.what(), "); using seeded random tokens");
   }
   if (!train_shards.empty()) {
     train_loader_ = std::make_unique<data::PrefetchLoader>(std::make_unique<data::DataLoader>(
-        train_shards, t.batch_size(), t.seq_len(), /*rank=*/0, /*world_size=*/1, t.seed(), /*shuffle=*/true));
+        train_shards, t.batch_size(), t.seq_len(), comm_.rank(), comm_.size(), t.seed(), /*shuffle=*/true));
     if (!cfg.data().val().empty())
       val_loader_ = std::make_unique<data::DataLoader>(data::resolve_shards(cfg.data().val()), t.batch_size(),
-                                                       t.seq_len(), 0, 1, /*seed=*/0, /*shuffle=*/false);
+                                                       t.seq_len(), comm_.rank(), comm_.size(), /*seed=*/0,
+                                                       /*shuffle=*/false);
     codec_ = codec_for_shards(cfg.data().train(), cfg.data().tokenizer());
+  } else {
+    rng_ = Rng(cfg.train().seed() ^ 0x5eed5eedull ^ (uint64_t(comm_.rank()) << 32));  // different random data per rank
   }
   inputs_.resize(size_t(t.batch_size()) * t.seq_len());
   targets_.resize(inputs_.size());
 }
 
 int64_t Trainer::tokens_per_step() const {
-  return int64_t(cfg_.train().batch_size()) * cfg_.train().seq_len() * cfg_.train().grad_accum_steps();
+  return int64_t(cfg_.train().batch_size()) * cfg_.train().seq_len() * cfg_.train().grad_accum_steps() * comm_.size();
 }
 
 double Trainer::next_batch() {
@@ -121,10 +152,27 @@ double Trainer::next_batch() {
   return seconds_since(t0);
 }
 
+float Trainer::average_over_ranks(float value) {
+  if (comm_.size() == 1) return value;
+  comm_.all_reduce(&value, 1, DType::kF32, parallel::ReduceOp::kAvg)->wait();
+  return value;
+}
+
+double Trainer::all_gather_params() {
+  if (reducer_->zero_stage() == 0 || comm_.size() == 1) return 0.0;
+  const auto t0 = Clock::now();
+  const parallel::Shard shard = reducer_->shard();
+  float* params = model_->params().data<float>();
+  comm_.all_gather_v(params + shard.begin, params, parallel::shard_sizes(model_->params().numel(), comm_.size()),
+                     DType::kF32)->wait();
+  return seconds_since(t0);
+}
+
 StepStats Trainer::step(int step) {
   StepStats s;
   const auto& t = cfg_.train();
   const int B = t.batch_size(), T = t.seq_len(), accum = t.grad_accum_steps();
+  comm_.set_step(step + 1);
   const auto start = Clock::now();
   model_->zero_grad();
   double loss_sum = 0.0;
@@ -134,18 +182,32 @@ StepStats Trainer::step(int step) {
     loss_sum += model_->forward(inputs_.data(), targets_.data(), B, T);
     s.forward_s += seconds_since(t0);
     t0 = Clock::now();
+    reducer_->begin_backward(micro, accum);
     model_->backward(1.0f / float(accum));
     s.backward_s += seconds_since(t0);
+    reducer_->finish_backward();
   }
+  const parallel::CommTimes comm = reducer_->take_times();
+  s.comm_s = comm.comm_s;
+  s.exposed_comm_s = comm.exposed_comm_s;
+
   auto t0 = Clock::now();
-  const int64_t n = model_->params().numel();
-  s.grad_norm = global_grad_norm(model_->grads().data<float>(), n);
+  const parallel::Shard shard = reducer_->shard();
+  float sum_sq = float(kernels::sum_squares_cpu(reducer_->shard_grads(), shard.size()));
+  if (reducer_->zero_stage() > 0 && comm_.size() > 1)
+    comm_.all_reduce(&sum_sq, 1, DType::kF32, parallel::ReduceOp::kSum)->wait();
+  s.grad_norm = std::sqrt(double(sum_sq));
   const float scale = clip_scale(s.grad_norm, cfg_.optimizer().grad_clip());
   s.lr = schedule_.lr_at(step);
-  if (scale > 0.0f) optimizer_->step(model_->params().data<float>(), model_->grads().data<float>(), s.lr, scale);
-  else log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
-  s.optimizer_s = seconds_since(t0);
-  s.loss = float(loss_sum / accum);
+  if (scale > 0.0f)
+    optimizer_->step(model_->params().data<float>() + shard.begin, reducer_->shard_grads(), s.lr, scale);
+  else if (is_rank0())
+    log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
+  const double gather_s = all_gather_params();
+  s.comm_s += gather_s;
+  s.exposed_comm_s += gather_s;
+  s.optimizer_s = seconds_since(t0) - gather_s;
+  s.loss = average_over_ranks(float(loss_sum / accum));
   s.total_s = seconds_since(start);
   return s;
 }
@@ -153,42 +215,61 @@ StepStats Trainer::step(int step) {
 float Trainer::validate() {
   TT_ASSERT(val_loader_, "validate() without validation data");
   const auto& t = cfg_.train();
+  const int world = comm_.size(), rank = comm_.rank();
+  // The same val_batches batches whatever the number of ranks: rank r evaluates batches r, r+world, ...
   val_loader_->reset();
-  double sum = 0.0;
-  for (int i = 0; i < t.val_batches(); ++i) {
+  float sum = 0.0f;
+  for (int round = 0; round * world < t.val_batches(); ++round) {
     val_loader_->next(inputs_.data(), targets_.data());
-    sum += model_->forward(inputs_.data(), targets_.data(), t.batch_size(), t.seq_len());
+    if (round * world + rank < t.val_batches())
+      sum += model_->forward(inputs_.data(), targets_.data(), t.batch_size(), t.seq_len());
   }
-  return float(sum / t.val_batches());
+  if (world > 1) comm_.all_reduce(&sum, 1, DType::kF32, parallel::ReduceOp::kSum)->wait();
+  return sum / float(t.val_batches());
 }
 
 void Trainer::print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const {
-  char line[256];
+  char line[320];
   int n = std::snprintf(line, sizeof line, "step %*d/%d | loss %.4f", int(std::to_string(cfg_.train().steps()).size()),
                         step + 1, cfg_.train().steps(), s.loss);
   if (val_loss >= 0) n += std::snprintf(line + n, sizeof line - n, " | val %.4f", val_loss);
-  std::snprintf(line + n, sizeof line - n, " | lr %.2e | norm %.3f | %.0f tok/s | %.0f ms/step | ETA %s", s.lr,
-                s.grad_norm, tokens_per_s, s.total_s * 1e3, format_duration(eta_s).c_str());
+  n += std::snprintf(line + n, sizeof line - n, " | lr %.2e | norm %.3f | %.0f tok/s | %.0f ms/step", s.lr, s.grad_norm,
+                     tokens_per_s, s.total_s * 1e3);
+  if (comm_.size() > 1)
+    n += std::snprintf(line + n, sizeof line - n, " | comm %.0f ms (exposed %.0f)", s.comm_s * 1e3, s.exposed_comm_s * 1e3);
+  std::snprintf(line + n, sizeof line - n, " | ETA %s", format_duration(eta_s).c_str());
   log_info(line);
 }
 
 TrainSummary Trainer::train(bool resume) {
   const auto& t = cfg_.train();
-  ensure_dir(run_dir_);
+  if (is_rank0()) ensure_dir(run_dir_);
   int start_step = 0;
   if (resume) {
-    const std::string path = newest_complete_checkpoint(ckpt_dir_);
-    if (path.empty())
+    // Rank 0 picks the checkpoint; every rank reads the same file.
+    int32_t newest = -1;
+    if (is_rank0()) {
+      const std::string path = newest_complete_checkpoint(ckpt_dir_);
+      for (const auto& [step, p] : list_checkpoints(ckpt_dir_))
+        if (p == path) newest = int32_t(step);
+    }
+    comm_.broadcast(&newest, 1, DType::kI32, 0)->wait();
+    if (newest < 0)
       throw Error(ErrorKind::kCheckpoint, "no complete checkpoint to resume from", ckpt_dir_,
                   "run without --resume to start fresh, or point logging.run_dir at the run to continue");
+    const std::string path = checkpoint_path(ckpt_dir_, int64_t(newest));
     start_step = load_checkpoint(path);
-    log_info("resumed from ", path, " at step ", start_step);
+    if (is_rank0()) log_info("resumed from ", path, " at step ", start_step);
   }
-  MetricsSink metrics(run_dir_ + "/metrics.jsonl", resume ? start_step : -1);
-  atomic_write_string(run_dir_ + "/config.pbtxt", config_to_text(cfg_));  // the effective config, for plots and humans
-  log_info("model GPT-2 ", model_->config().str(), " | ", gpt2_num_params(model_->config()) / 1e6, "M parameters | batch_size=",
-           t.batch_size(), " seq_len=", t.seq_len(), " grad_accum_steps=", t.grad_accum_steps(), " (",
-           tokens_per_step(), " tokens/step) | ", t.steps(), " steps | run dir ", run_dir_);
+  std::unique_ptr<MetricsSink> metrics;
+  if (is_rank0()) {
+    metrics = std::make_unique<MetricsSink>(run_dir_ + "/metrics.jsonl", resume ? start_step : -1);
+    atomic_write_string(run_dir_ + "/config.pbtxt", config_to_text(cfg_));  // the effective config, for plots and humans
+    log_info("model GPT-2 ", model_->config().str(), " | ", gpt2_num_params(model_->config()) / 1e6,
+             "M parameters | batch_size=", t.batch_size(), " seq_len=", t.seq_len(), " grad_accum_steps=",
+             t.grad_accum_steps(), " ranks=", comm_.size(), " (", tokens_per_step(), " tokens/step) | ", t.steps(),
+             " steps | run dir ", run_dir_);
+  }
 
   TrainSummary summary;
   summary.steps_done = start_step;
@@ -203,13 +284,16 @@ TrainSummary Trainer::train(bool resume) {
     float val_loss = -1.0f;
     if (do_val) val_loss = validate();
 
-    JsonLine j;
-    j.add("step", step + 1).add("loss", s.loss).add("lr", s.lr).add("grad_norm", s.grad_norm)
-        .add("tokens_per_s", tps).add("step_s", s.total_s).add("data_s", s.data_s);
-    if (do_val) j.add("val_loss", val_loss);
-    metrics.write(j);
-
-    if (last || do_val || (step + 1) % t.log_every() == 0 || step == start_step)
+    if (metrics) {
+      JsonLine j;
+      j.add("step", step + 1).add("loss", s.loss).add("lr", s.lr).add("grad_norm", s.grad_norm)
+          .add("tokens_per_s", tps).add("step_s", s.total_s).add("data_s", s.data_s).add("comm_s", s.comm_s)
+          .add("exposed_comm_s", s.exposed_comm_s);
+      if (do_val) j.add("val_loss", val_loss);
+      metrics->write(j);
+    }
+    const int log_every = std::max(1, t.log_every());
+    if (is_rank0() && (last || do_val || (step + 1) % log_every == 0 || step == start_step))
       print_progress(step, s, ema_tps, ema_step_s * (t.steps() - step - 1), val_loss);
 
     summary.steps_done = step + 1;
@@ -217,10 +301,10 @@ TrainSummary Trainer::train(bool resume) {
     summary.tokens_per_s = ema_tps;
     if (do_val) summary.final_val_loss = val_loss;
     const int every = cfg_.checkpoint().every();
-    const bool stop = g_stop_requested.load();
+    const bool stop = comm_.size() > 1 ? comm_.any_rank_requests_stop(g_stop_requested.load()) : g_stop_requested.load();
     if (last || stop || (every > 0 && (step + 1) % every == 0)) save_checkpoint(step + 1);
     if (stop && !last) {
-      log_warn("stopped by signal after step ", step + 1, "; checkpoint written. Continue with --resume");
+      if (is_rank0()) log_warn("stopped by signal after step ", step + 1, "; checkpoint written. Continue with --resume");
       summary.interrupted = true;
       break;
     }
@@ -228,10 +312,29 @@ TrainSummary Trainer::train(bool resume) {
   return summary;
 }
 
+void Trainer::gather_moment(Tensor& shard, Tensor& full) {
+  const parallel::Shard sh = reducer_->shard();
+  const int64_t n = model_->params().numel();
+  if (reducer_->zero_stage() == 0) {
+    full = shard;
+    return;
+  }
+  full = Tensor::zeros("checkpoint." + shard.name(), {n});
+  std::memcpy(full.data<float>() + sh.begin, shard.data<float>(), size_t(sh.size()) * sizeof(float));
+  if (comm_.size() > 1)
+    comm_.all_gather_v(full.data<float>() + sh.begin, full.data<float>(), parallel::shard_sizes(n, comm_.size()),
+                       DType::kF32)->wait();
+}
+
 void Trainer::save_checkpoint(int steps_done) {
+  Tensor m, v;  // collective: every rank takes part in gathering the sharded moments
+  gather_moment(optimizer_->m(), m);
+  gather_moment(optimizer_->v(), v);
+  if (!is_rank0()) return;
   ensure_dir(ckpt_dir_);
   RunState state{steps_done, optimizer_->steps_taken(), rng_.state(),
-                 train_loader_ ? train_loader_->state() : data::LoaderState{}};
+                 train_loader_ ? train_loader_->state() : data::LoaderState{}, comm_.size(),
+                 reducer_->zero_stage()};
   CheckpointWriter w;
   w.add_string("format", "topotrain-gpt2-v1");
   w.add_string("model_signature", model_signature(model_->config()));
@@ -239,8 +342,8 @@ void Trainer::save_checkpoint(int steps_done) {
   w.add_string("tokenizer", codec_.serialize());
   w.add("state", &state, sizeof state);
   w.add("params", model_->params().raw(), model_->params().nbytes());
-  w.add("adam_m", optimizer_->m().raw(), optimizer_->m().nbytes());
-  w.add("adam_v", optimizer_->v().raw(), optimizer_->v().nbytes());
+  w.add("adam_m", m.raw(), m.nbytes());
+  w.add("adam_v", v.raw(), v.nbytes());
   const std::string path = checkpoint_path(ckpt_dir_, steps_done);
   const auto t0 = Clock::now();
   w.write(path);
@@ -260,8 +363,16 @@ int Trainer::load_checkpoint(const std::string& path) {
   RunState state;
   r.copy_to("state", &state, sizeof state);
   r.copy_to("params", model_->params().raw(), model_->params().nbytes());
-  r.copy_to("adam_m", optimizer_->m().raw(), optimizer_->m().nbytes());
-  r.copy_to("adam_v", optimizer_->v().raw(), optimizer_->v().nbytes());
+  // Moments are stored whole; each rank takes its shard, whatever the rank count that wrote them.
+  const parallel::Shard shard = reducer_->shard();
+  const size_t full_bytes = model_->params().nbytes();
+  for (const auto& [name, tensor] : {std::pair<const char*, Tensor*>{"adam_m", &optimizer_->m()}, {"adam_v", &optimizer_->v()}}) {
+    const std::string& bytes = r.bytes(name);
+    if (bytes.size() != full_bytes)
+      throw Error(ErrorKind::kCheckpoint, str("section '", name, "' holds ", bytes.size(), " bytes but ", full_bytes, " were expected"),
+                  path, "the checkpoint was written for a different model shape");
+    std::memcpy(tensor->raw(), bytes.data() + size_t(shard.begin) * sizeof(float), size_t(shard.size()) * sizeof(float));
+  }
   optimizer_->set_steps_taken(state.optimizer_steps);
   rng_.set_state(state.rng);
   if (train_loader_) train_loader_->set_state(state.train_loader);
@@ -269,6 +380,9 @@ int Trainer::load_checkpoint(const std::string& path) {
     throw Error(ErrorKind::kCheckpoint,
                 str("checkpoint is at step ", state.steps_done, " but train.steps is ", cfg_.train().steps()), path,
                 "raise train.steps (e.g. --set train.steps=N) to continue training");
+  if (is_rank0() && state.world_size != comm_.size())
+    log_info("checkpoint was written by ", state.world_size, " rank(s) (zero_stage ", state.zero_stage, "); resuming with ",
+             comm_.size(), " (zero_stage ", reducer_->zero_stage(), ")");
   return int(state.steps_done);
 }
 

@@ -19,6 +19,8 @@
 #include "data/text_codec.h"
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
+#include "parallel/comm/communicator.h"
+#include "parallel/ddp/reducer.h"
 
 namespace tt {
 
@@ -28,6 +30,9 @@ struct StepStats {
   double grad_norm = 0.0;
   // data_s: time the step waited for its batches (the prefetcher's stall, not the read itself).
   double data_s = 0.0, forward_s = 0.0, backward_s = 0.0, optimizer_s = 0.0, total_s = 0.0;
+  // comm_s: time collectives were in flight; exposed_comm_s: time the step waited for them after
+  // its compute was done (gradient reduction after backward, and the ZeRO parameter all-gather).
+  double comm_s = 0.0, exposed_comm_s = 0.0;
 };
 
 struct TrainSummary {
@@ -44,9 +49,14 @@ void install_stop_signal_handlers();
 
 class Trainer {
  public:
+  // comm: the data-parallel group (a local communicator for one process); it outlives the trainer.
+  // Every rank builds the same model; rank r reads every world_size-th batch, gradients are averaged
+  // by a GradReducer, and with parallel.zero_stage >= 1 each rank updates only its parameter shard.
+  // Rank 0 alone logs progress, writes metrics and checkpoints.
   // random_data_fallback: when data.train matches no shard, feed seeded random tokens instead of
   // failing (for `bench step` on configs whose data is not downloaded).
-  Trainer(const config::Config& cfg, const std::string& origin, bool random_data_fallback = false);
+  Trainer(const config::Config& cfg, const std::string& origin, parallel::Communicator& comm,
+          bool random_data_fallback = false);
 
   TrainSummary train(bool resume);
 
@@ -57,13 +67,19 @@ class Trainer {
 
   GPT2& model() { return *model_; }
   const config::Config& config() const { return cfg_; }
-  int64_t tokens_per_step() const;
+  int64_t tokens_per_step() const;  // over all ranks
   bool has_validation() const { return val_loader_ != nullptr; }
   const TextCodec& codec() const { return codec_; }
   bool uses_random_data() const { return train_loader_ == nullptr; }
 
  private:
   void save_checkpoint(int steps_done);
+  // The full AdamW moment (m or v) in `full`, gathered from the ranks' shards when sharded.
+  void gather_moment(Tensor& shard, Tensor& full);
+  // Issues the all-gather of updated parameter shards (ZeRO) and waits; returns its seconds.
+  double all_gather_params();
+  float average_over_ranks(float value);
+  bool is_rank0() const { return comm_.rank() == 0; }
   int load_checkpoint(const std::string& path);  // returns steps done
   // Fills inputs_/targets_ with the next training batch; returns the seconds the step waited for it.
   double next_batch();
@@ -71,7 +87,9 @@ class Trainer {
 
   config::Config cfg_;
   std::string origin_, run_dir_, ckpt_dir_;
+  parallel::Communicator& comm_;
   std::unique_ptr<GPT2> model_;
+  std::unique_ptr<parallel::GradReducer> reducer_;
   std::unique_ptr<AdamW> optimizer_;
   // Train: shuffled (seed = train.seed), read ahead by a background thread. Val: plain, in order.
   std::unique_ptr<data::PrefetchLoader> train_loader_;

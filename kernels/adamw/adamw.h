@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/common/host_device.h"
+#include "core/host_device.h"
 
 namespace tt::kernels {
 

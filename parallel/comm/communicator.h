@@ -78,6 +78,9 @@ struct CommOptions {
   double timeout_s = 300;          // deadline of every collective; the watchdog aborts the job after it
   bool check_collectives = false;  // exchange (op, count, dtype, seq) before each collective
   std::string backend = "auto";    // auto | mpi | local
+  // Test aid: each collective holds the (simulated) link for this long after the previous one
+  // finished, as on a slow interconnect, so tests can measure how much communication backward hides.
+  double inject_delay_s = 0;
 };
 
 class Communicator {

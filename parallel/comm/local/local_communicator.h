@@ -6,6 +6,7 @@
 // for N ranks fails on one rank too, not only under mpirun.
 #pragma once
 
+#include "parallel/comm/backend_overrides.h"
 #include "parallel/comm/communicator.h"
 
 namespace tt::parallel {
@@ -22,17 +23,7 @@ class LocalCommunicator : public Communicator {
   int num_nodes() const override { return 1; }
   std::string backend() const override { return "local"; }
 
-  std::shared_ptr<Work> all_reduce(void* buf, int64_t count, DType dtype, ReduceOp op) override;
-  std::shared_ptr<Work> reduce_scatter(const void* send, void* recv, int64_t recv_count, DType dtype,
-                                       ReduceOp op) override;
-  std::shared_ptr<Work> all_gather(const void* send, void* recv, int64_t send_count, DType dtype) override;
-  std::shared_ptr<Work> broadcast(void* buf, int64_t count, DType dtype, int root) override;
-  std::shared_ptr<Work> barrier() override;
-  std::shared_ptr<Work> reduce_scatter_v(const void* send, void* recv, const std::vector<int64_t>& counts,
-                                         DType dtype, ReduceOp op) override;
-  std::shared_ptr<Work> all_gather_v(const void* send, void* recv, const std::vector<int64_t>& counts,
-                                     DType dtype) override;
-  [[noreturn]] void abort(int exit_code, const std::string& reason) override;
+  TT_COMMUNICATOR_BACKEND_OVERRIDES
 
   int64_t collectives_issued() const { return seq_; }
 

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "parallel/comm/backend_overrides.h"
 #include "parallel/comm/collective_args.h"
 #include "parallel/comm/mpi/mpi_check.h"
 #include "parallel/comm/pending_note.h"
@@ -101,6 +102,7 @@ class MpiWork : public Work {
   std::string desc;
   CollectiveFingerprint fp;
   long long submit_ns = 0, deadline_ns = 0;
+  long long release_ns = 0;  // with CommOptions::inject_delay_s: when the delayed result is released
   double timeout_s = 0;
   MpiCommunicator* comm = nullptr;
 
@@ -112,6 +114,14 @@ class MpiWork : public Work {
   int64_t count = 0;  // all_reduce/broadcast: elements; reduce_scatter/all_gather: per-rank block
   std::vector<int> counts, displs;  // _v variants (and computed for the even ones when staging)
   bool vector_variant = false;
+  // Makes this a _v collective over per-rank blocks of `blocks` elements (displacements = prefix sums).
+  void set_vector_blocks(const std::vector<int64_t>& blocks) {
+    vector_variant = true;
+    for (int64_t c : blocks) {
+      displs.push_back(counts.empty() ? 0 : displs.back() + counts.back());
+      counts.push_back(int(c));
+    }
+  }
 
   // Progress-thread state.
   Stage stage = Stage::kQueued;
@@ -231,17 +241,7 @@ class MpiCommunicator : public Communicator {
   int num_nodes() const override { return num_nodes_; }
   std::string backend() const override { return "mpi"; }
 
-  std::shared_ptr<Work> all_reduce(void* buf, int64_t count, DType dtype, ReduceOp op) override;
-  std::shared_ptr<Work> reduce_scatter(const void* send, void* recv, int64_t recv_count, DType dtype,
-                                       ReduceOp op) override;
-  std::shared_ptr<Work> all_gather(const void* send, void* recv, int64_t send_count, DType dtype) override;
-  std::shared_ptr<Work> broadcast(void* buf, int64_t count, DType dtype, int root) override;
-  std::shared_ptr<Work> barrier() override;
-  std::shared_ptr<Work> reduce_scatter_v(const void* send, void* recv, const std::vector<int64_t>& counts,
-                                         DType dtype, ReduceOp op) override;
-  std::shared_ptr<Work> all_gather_v(const void* send, void* recv, const std::vector<int64_t>& counts,
-                                     DType dtype) override;
-  [[noreturn]] void abort(int exit_code, const std::string& reason) override;
+  TT_COMMUNICATOR_BACKEND_OVERRIDES
 
   // Blocks up to the query window for one round of peer queries; "rank(s) 1 (rank 1 last issued #16)".
   std::string diagnose(int64_t seq);
@@ -266,6 +266,7 @@ class MpiCommunicator : public Communicator {
   void watchdog_loop();
 
   CommOptions opts_;
+  long long delayed_link_free_ns_ = 0;  // comm thread only (inject_delay_s)
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_ = 0, num_nodes_ = 1;
   MPI_Comm data_comm_ = MPI_COMM_NULL, fp_comm_ = MPI_COMM_NULL, ctl_comm_ = MPI_COMM_NULL;
   double query_window_s_ = 1.0;
@@ -488,11 +489,7 @@ std::shared_ptr<Work> MpiCommunicator::reduce_scatter_v(const void* send, void* 
   w->op = op;
   w->send = send;
   w->buf = recv;
-  w->vector_variant = true;
-  for (int64_t c : counts) {
-    w->displs.push_back(w->counts.empty() ? 0 : w->displs.back() + w->counts.back());
-    w->counts.push_back(int(c));
-  }
+  w->set_vector_blocks(counts);
   return submit(w);
 }
 
@@ -503,11 +500,7 @@ std::shared_ptr<Work> MpiCommunicator::all_gather_v(const void* send, void* recv
   auto w = make_work(CollectiveKind::kAllGather, total, dtype, 0, total * int64_t(dtype_size(dtype)));
   w->send = send;
   w->buf = recv;
-  w->vector_variant = true;
-  for (int64_t c : counts) {
-    w->displs.push_back(w->counts.empty() ? 0 : w->displs.back() + w->counts.back());
-    w->counts.push_back(int(c));
-  }
+  w->set_vector_blocks(counts);
   return submit(w);
 }
 
@@ -519,13 +512,7 @@ void MpiCommunicator::abort(int exit_code, const std::string& reason) {
   std::_Exit(exit_code);
 }
 
-void MpiCommunicator::die(const std::string& line) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "[tt rank %d] error: %s\n", rank_, line.c_str());
-  std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::_Exit(1);
-}
+void MpiCommunicator::die(const std::string& line) { MpiCommunicator::abort(1, line); }
 
 // ---- progress thread -----------------------------------------------------------------------------
 void MpiCommunicator::post_data(MpiWork& w) {
@@ -780,6 +767,12 @@ void MpiCommunicator::progress_loop() {
         MpiWork& w = **it;
         int flag = 0;
         if (w.stage == Stage::kPosted) TT_MPI_CHECK(MPI_Test(&w.req, &flag, MPI_STATUS_IGNORE));
+        if (flag && opts_.inject_delay_s > 0) {
+          w.stage = Stage::kDone;  // the request is freed; hold the result back for the simulated link
+          w.release_ns = std::max(monotonic_ns(), delayed_link_free_ns_) + (long long)(opts_.inject_delay_s * 1e9);
+          delayed_link_free_ns_ = w.release_ns;
+        }
+        if (w.stage == Stage::kDone && w.release_ns) flag = monotonic_ns() >= w.release_ns;
         if (!flag) {
           ++it;
           continue;
