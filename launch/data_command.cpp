@@ -263,9 +263,7 @@ int inspect_command(const std::vector<std::string>& args) {
               "min/max id, sha256 check against manifest.json when `data encode` wrote one), then the first\n"
               "shard in detail: magic, version, dtype, token count, file size, min/max token id, first tokens.");
   p.option("--tokenizer", "DIR", "decode the first tokens with this BPE tokenizer and count <|endoftext|>")
-      .flag("--synth",
-            "require the synth.json of `data synth` next to the shard and decode with it (without --synth the "
-            "preview appears whenever a synth.json is there)")
+      .flag("--synth", "require the synth.json of `data synth` next to the shard (else: decode if there)")
       .positional("FILE|DIR|GLOB", "a shard, a directory of *.bin shards, or a quoted glob pattern");
   if (!p.parse(command_args(args))) return 0;
   if (p.positionals().size() != 1)

@@ -13,6 +13,7 @@
 
 #include "core/allocator.h"
 #include "core/checkpoint_io.h"
+#include "core/format.h"
 #include "core/fs.h"
 #include "core/json_writer.h"
 #include "core/logging.h"
@@ -35,16 +36,6 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 extern "C" void on_stop_signal(int) {
   g_stop_requested.store(true);
   parallel::write_pending_collective_note(2);
-}
-
-std::string format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  const long t = long(s + 0.5);
-  char buf[32];
-  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
-  else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-  else std::snprintf(buf, sizeof buf, "%lds", t);
-  return buf;
 }
 
 // The parts of a run's state that are not big tensors, stored as one binary section.

@@ -1,6 +1,7 @@
 // GradReducer (see reducer.h).
 #include "parallel/ddp/reducer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -49,6 +50,7 @@ void GradReducer::on_grads_ready(int64_t begin, int64_t end) {
 }
 
 void GradReducer::launch(size_t i) {
+  issued_at_.push_back(now_s());
   const Bucket& b = buckets_[i];
   float* g = grads_.data<float>();
   if (zero_stage_ == 0) {
@@ -64,11 +66,20 @@ void GradReducer::launch(size_t i) {
 void GradReducer::finish_backward() {
   const double t0 = now_s();
   if (communicate_) TT_ASSERT(next_bucket_ == buckets_.size(), "backward did not report every gradient range");
-  for (auto& w : pending_) {
-    w->wait();
-    times_.comm_s += w->elapsed_s();
+  // In-flight time is the union of the [issued, completed] intervals: queued collectives overlap.
+  std::vector<std::pair<double, double>> spans;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    pending_[i]->wait();
+    spans.push_back({issued_at_[i], issued_at_[i] + pending_[i]->elapsed_s()});
+  }
+  std::sort(spans.begin(), spans.end());
+  double covered_until = -1e300;
+  for (const auto& [b, e] : spans) {
+    times_.comm_s += std::max(0.0, e - std::max(b, covered_until));
+    covered_until = std::max(covered_until, e);
   }
   pending_.clear();
+  issued_at_.clear();
   times_.exposed_comm_s += now_s() - t0;
   if (zero_stage_ == 2 && communicate_) {
     float* acc = shard_grads_.data<float>();

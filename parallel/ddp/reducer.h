@@ -26,7 +26,7 @@
 namespace tt::parallel {
 
 struct CommTimes {
-  double comm_s = 0.0;          // time collectives were in flight (sum over buckets)
+  double comm_s = 0.0;          // time at least one collective was in flight
   double exposed_comm_s = 0.0;  // time finish() waited after compute was done
 };
 
@@ -63,6 +63,7 @@ class GradReducer {
   size_t next_bucket_ = 0;
   int64_t ready_from_ = 0;
   std::vector<std::shared_ptr<Work>> pending_;
+  std::vector<double> issued_at_;  // seconds, parallel to pending_
   CommTimes times_;
 };
 

@@ -16,7 +16,7 @@
 #include "core/error.h"
 #include "data/bpe_tokenizer.h"
 #include "data/pretokenizer.h"
-#include "launch/data_command.h"
+#include "tests/data/data_cli_runner.h"
 #include "tests/test_util.h"
 
 namespace tt::data {
@@ -383,39 +383,15 @@ TEST(BpeTrainer, BadInputIsAnError) {
 
 // ---- the CLI --------------------------------------------------------------------------------------
 
-struct CommandRun {
-  int rc = -1;
-  std::string out;
-};
-
-CommandRun run_data(const std::vector<std::string>& args) {
-  testing::internal::CaptureStdout();
-  CommandRun r;
-  try {
-    r.rc = tt::data_main(args);
-  } catch (...) {
-    testing::internal::GetCapturedStdout();
-    throw;
-  }
-  r.out = testing::internal::GetCapturedStdout();
-  return r;
-}
-
-ErrorKind command_error(const std::vector<std::string>& args) {
-  try {
-    run_data(args);
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "expected an error";
-  return ErrorKind::kInternal;
-}
+using test::data_error_kind;
+using test::DataCommandRun;
+using test::run_data;
 
 TEST(TrainTokenizerCommand, TrainsWritesAndReports) {
   TempDir dir;
   write_file(dir.file("a.txt"), english_like(100000, 21));
   write_file(dir.file("b.txt"), english_like(50000, 22));
-  const CommandRun r = run_data({"train-tokenizer", "--input", dir.file("a.txt"), dir.file("b.txt"), "--vocab-size",
+  const DataCommandRun r = run_data({"train-tokenizer", "--input", dir.file("a.txt"), dir.file("b.txt"), "--vocab-size",
                                  "600", "--out", dir.file("tok"), "--threads", "2"});
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("counting pieces"), std::string::npos) << r.out;
@@ -427,16 +403,16 @@ TEST(TrainTokenizerCommand, TrainsWritesAndReports) {
   EXPECT_EQ(tok.eot_id(), 599u);
 
   EXPECT_EQ(run_data({"train-tokenizer", "--help"}).rc, 0);
-  EXPECT_EQ(command_error({"train-tokenizer", "--vocab-size", "600", "--out", dir.file("x")}), ErrorKind::kUsage);
-  EXPECT_EQ(command_error({"train-tokenizer", "--input", dir.file("a.txt"), "--out", dir.file("x")}),
+  EXPECT_EQ(data_error_kind({"train-tokenizer", "--vocab-size", "600", "--out", dir.file("x")}), ErrorKind::kUsage);
+  EXPECT_EQ(data_error_kind({"train-tokenizer", "--input", dir.file("a.txt"), "--out", dir.file("x")}),
             ErrorKind::kUsage);
-  EXPECT_EQ(command_error({"train-tokenizer", "--input", dir.file("a.txt"), "--vocab-size", "257", "--out",
+  EXPECT_EQ(data_error_kind({"train-tokenizer", "--input", dir.file("a.txt"), "--vocab-size", "257", "--out",
                           dir.file("x")}),
             ErrorKind::kUsage);
-  EXPECT_EQ(command_error({"train-tokenizer", "--input", dir.file("nope.txt"), "--vocab-size", "600", "--out",
+  EXPECT_EQ(data_error_kind({"train-tokenizer", "--input", dir.file("nope.txt"), "--vocab-size", "600", "--out",
                           dir.file("x")}),
             ErrorKind::kData);
-  EXPECT_EQ(command_error({"train-tokenizer", "--input", dir.file("a.txt"), "--vocab-size", "600", "--out",
+  EXPECT_EQ(data_error_kind({"train-tokenizer", "--input", dir.file("a.txt"), "--vocab-size", "600", "--out",
                           dir.file("x"), "--bogus"}),
             ErrorKind::kUsage);
 }

@@ -50,7 +50,7 @@ std::map<int, std::string> losses_in(const std::string& metrics_path) {
 TEST(Train, SyntheticCorpusReachesWithin5PercentOfEntropyFloor) {
   TempDir dir;
   const std::string sets = make_corpus(dir);
-  auto r = run_topotrain("train --config " + config_path() + sets + " --set train.steps=1000 --set train.val_every=0 --set optimizer.warmup_steps=50");
+  auto r = run_topotrain("train --config " + config_path() + sets + " --set train.steps=1000 --set train.batch_size=16 --set train.val_every=0 --set optimizer.warmup_steps=50");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto manifest = data::read_synth_manifest(dir.file("data/synth.json"));
   std::smatch m;
