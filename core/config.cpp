@@ -496,6 +496,13 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   c.positive_finite("parallel.first_bucket_cap_mb", par.first_bucket_cap_mb(), "first bucket cap in MB; the default is 1");
   c.positive_finite("parallel.timeout_s", par.timeout_s(), "seconds before a missing peer ends the job; default 300");
   c.non_negative_finite("parallel.inject_comm_delay_s", par.inject_comm_delay_s(), "a test aid; leave it at 0");
+  const std::string& gc = par.grad_compression();
+  if (!gc.empty() && gc != "none" && gc != "bf16" && gc != "int8")
+    c.add("parallel.grad_compression", str("parallel.grad_compression \"", gc, "\" is not supported"),
+          "use \"none\", \"bf16\" or \"int8\"");
+  else if (!gc.empty() && gc != "none" && par.zero_stage() != 0)
+    c.add("parallel.grad_compression", str("parallel.grad_compression \"", gc, "\" needs parallel.zero_stage 0"),
+          "compressed gradients are all-reduced; ZeRO stages reduce-scatter fp32 gradients");
   return c.problems();
 }
 
@@ -596,6 +603,7 @@ void fill_defaults(config::Config& cfg) {
   if (!parallel.has_bucket_cap_mb()) parallel.set_bucket_cap_mb(25.0f);
   if (!parallel.has_first_bucket_cap_mb()) parallel.set_first_bucket_cap_mb(1.0f);
   if (!parallel.has_timeout_s()) parallel.set_timeout_s(300.0f);
+  if (!parallel.has_error_feedback()) parallel.set_error_feedback(true);
   // threads, min_lr_ratio, weight_decay, warmup_steps, checkpoint.every/keep and sample_at_end
   // default to zero, which proto3 already gives them.
 }

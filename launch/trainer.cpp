@@ -85,7 +85,9 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   for (const auto& p : model_->layout()) tensor_ranges.push_back({p.offset, p.offset + shape_numel(p.shape)});
   const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
                                   size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
-  reducer_ = std::make_unique<parallel::GradReducer>(comm_, model_->grads(), tensor_ranges, par.zero_stage(), caps);
+  reducer_ = std::make_unique<parallel::GradReducer>(comm_, model_->grads(), tensor_ranges, par.zero_stage(), caps,
+                                                     parallel::parse_grad_compression(par.grad_compression()),
+                                                     par.error_feedback());
   model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
 
   // The optimizer sees only this rank's shard (the whole buffer without ZeRO).
@@ -100,7 +102,9 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   schedule_ = LrSchedule{o.lr(), o.min_lr_ratio(), o.warmup_steps(), t.steps()};
   if (is_rank0() && comm_.size() > 1)
     log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(), " node(s)) | zero_stage ",
-             par.zero_stage(), " | ", parallel::describe_buckets(reducer_->buckets(), sizeof(float)));
+             par.zero_stage(), " | gradients ", parallel::grad_compression_name(reducer_->compression()),
+             reducer_->residual().defined() ? " with error feedback" : "", " | ",
+             parallel::describe_buckets(reducer_->buckets(), sizeof(float)));
 
   std::vector<std::string> train_shards;
   try {
@@ -321,6 +325,13 @@ void Trainer::save_checkpoint(int steps_done) {
   Tensor m, v;  // collective: every rank takes part in gathering the sharded moments
   gather_moment(optimizer_->m(), m);
   gather_moment(optimizer_->v(), v);
+  // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
+  Tensor residuals;
+  if (reducer_->residual().defined()) {
+    Tensor& mine = reducer_->residual();
+    residuals = Tensor::zeros("checkpoint.error_feedback", {mine.numel() * comm_.size()});
+    comm_.all_gather(mine.raw(), residuals.raw(), mine.numel(), DType::kF32)->wait();
+  }
   if (!is_rank0()) return;
   ensure_dir(ckpt_dir_);
   RunState state{steps_done, optimizer_->steps_taken(), rng_.state(),
@@ -335,6 +346,7 @@ void Trainer::save_checkpoint(int steps_done) {
   w.add("params", model_->params().raw(), model_->params().nbytes());
   w.add("adam_m", m.raw(), m.nbytes());
   w.add("adam_v", v.raw(), v.nbytes());
+  if (residuals.defined()) w.add("error_feedback", residuals.raw(), residuals.nbytes());
   const std::string path = checkpoint_path(ckpt_dir_, steps_done);
   const auto t0 = Clock::now();
   w.write(path);
@@ -363,6 +375,16 @@ int Trainer::load_checkpoint(const std::string& path) {
       throw Error(ErrorKind::kCheckpoint, str("section '", name, "' holds ", bytes.size(), " bytes but ", full_bytes, " were expected"),
                   path, "the checkpoint was written for a different model shape");
     std::memcpy(tensor->raw(), bytes.data() + size_t(shard.begin) * sizeof(float), size_t(shard.size()) * sizeof(float));
+  }
+  if (reducer_->residual().defined()) {
+    Tensor& mine = reducer_->residual();
+    const size_t bytes = mine.nbytes();
+    if (r.has("error_feedback") && state.world_size == comm_.size()) {
+      std::memcpy(mine.raw(), r.bytes("error_feedback").data() + bytes * size_t(comm_.rank()), bytes);
+    } else if (is_rank0()) {
+      log_warn("error-feedback residuals ", r.has("error_feedback") ? "were written by a different rank count" : "are not in the checkpoint",
+               "; starting them at zero");
+    }
   }
   optimizer_->set_steps_taken(state.optimizer_steps);
   rng_.set_state(state.rng);

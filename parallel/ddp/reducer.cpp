@@ -16,8 +16,8 @@ double now_s() {
 }  // namespace
 
 GradReducer::GradReducer(Communicator& comm, Tensor grads, const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges,
-                         int zero_stage, const BucketCaps& caps)
-    : comm_(comm), grads_(std::move(grads)), zero_stage_(zero_stage) {
+                         int zero_stage, const BucketCaps& caps, GradCompression compression, bool error_feedback)
+    : comm_(comm), grads_(std::move(grads)), zero_stage_(zero_stage), compression_(compression) {
   TT_ASSERT(zero_stage >= 0 && zero_stage <= 2, "zero_stage ", zero_stage);
   buckets_ = assign_buckets(tensor_ranges, sizeof(float), caps);
   const int64_t n = grads_.numel();
@@ -25,6 +25,19 @@ GradReducer::GradReducer(Communicator& comm, Tensor grads, const std::vector<std
   if (zero_stage_ > 0) {
     shard_grads_ = Tensor::zeros("zero.shard_gradients", {std::max<int64_t>(shard_.size(), 1)});
     if (zero_stage_ == 2) shard_recv_ = Tensor::zeros("zero.shard_receive", {std::max<int64_t>(shard_.size(), 1)});
+  }
+  if (compression_ != GradCompression::kNone) {
+    if (zero_stage_ != 0)
+      throw Error(ErrorKind::kConfig, "gradient compression works with the all-reduce (zero_stage 0) only",
+                  "parallel.grad_compression", "set parallel.zero_stage=0 or parallel.grad_compression=\"none\"");
+    if (error_feedback) residual_ = Tensor::zeros("compression.error_feedback", {n});
+    size_t total = 0;
+    for (const Bucket& b : buckets_) {
+      send_offset_.push_back(total);
+      total += compressed_bytes(b.size(), compression_);
+    }
+    send_.resize(total);
+    recv_.resize(total * size_t(comm_.size()));
   }
 }
 
@@ -53,6 +66,15 @@ void GradReducer::launch(size_t i) {
   issued_at_.push_back(now_s());
   const Bucket& b = buckets_[i];
   float* g = grads_.data<float>();
+  if (compression_ != GradCompression::kNone) {
+    uint8_t* send = send_.data() + send_offset_[i];
+    compress_with_feedback(g + b.begin, residual_.defined() ? residual_.data<float>() + b.begin : nullptr, b.size(),
+                           compression_, send);
+    const size_t bytes = compressed_bytes(b.size(), compression_);
+    pending_.push_back(comm_.all_gather(send, recv_.data() + send_offset_[i] * size_t(comm_.size()), int64_t(bytes),
+                                        DType::kI8));
+    return;
+  }
   if (zero_stage_ == 0) {
     pending_.push_back(comm_.all_reduce(g + b.begin, b.size(), DType::kF32, ReduceOp::kAvg));
     return;
@@ -80,6 +102,7 @@ void GradReducer::finish_backward() {
   }
   pending_.clear();
   issued_at_.clear();
+  if (compression_ != GradCompression::kNone && communicate_) finish_compressed();
   times_.exposed_comm_s += now_s() - t0;
   if (zero_stage_ == 2 && communicate_) {
     float* acc = shard_grads_.data<float>();
@@ -90,6 +113,20 @@ void GradReducer::finish_backward() {
     else
       for (int64_t i = 0; i < n; ++i) acc[i] += in[i];
     grads_.fill_zero();  // reduced gradients now live only in the shard
+  }
+}
+
+// Every rank decompresses all ranks' payloads and sums them in rank order: identical results.
+void GradReducer::finish_compressed() {
+  float* g = grads_.data<float>();
+  const int world = comm_.size();
+  const float inv = 1.0f / float(world);
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    const Bucket& b = buckets_[i];
+    const size_t bytes = compressed_bytes(b.size(), compression_);
+    std::memset(g + b.begin, 0, size_t(b.size()) * sizeof(float));
+    const uint8_t* all = recv_.data() + send_offset_[i] * size_t(world);
+    for (int r = 0; r < world; ++r) decompress_add(all + size_t(r) * bytes, b.size(), compression_, inv, g + b.begin);
   }
 }
 

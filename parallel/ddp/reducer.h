@@ -5,6 +5,8 @@
 // whose own thread progresses it while backward computes the earlier layers. finish() waits for the
 // rest, and the time it waits is the step's *exposed* communication.
 //   zero_stage 0: all_reduce(avg) of each bucket in place — every rank holds all averaged gradients.
+//                 With a compressed payload (bf16, int8) the bucket is compressed (with error
+//                 feedback when enabled), all-gathered, and decompressed and summed in rank order.
 //   zero_stage 1: reduce_scatter(avg) of each bucket into this rank's gradient shard; only the last
 //                 micro-step of an accumulation communicates.
 //   zero_stage 2: as 1, but every micro-step is reduced and accumulated into the shard, and the full
@@ -21,6 +23,7 @@
 #include "core/tensor.h"
 #include "parallel/comm/communicator.h"
 #include "parallel/ddp/buckets.h"
+#include "parallel/ddp/compression.h"
 #include "parallel/ddp/sharding.h"
 
 namespace tt::parallel {
@@ -33,7 +36,8 @@ struct CommTimes {
 class GradReducer {
  public:
   GradReducer(Communicator& comm, Tensor grads, const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges,
-              int zero_stage, const BucketCaps& caps);
+              int zero_stage, const BucketCaps& caps, GradCompression compression = GradCompression::kNone,
+              bool error_feedback = true);
 
   // Before each micro-step's backward: micro-step `micro` of `accum_steps` in this optimizer step.
   void begin_backward(int micro, int accum_steps);
@@ -49,9 +53,13 @@ class GradReducer {
   const float* shard_grads() const;
   int zero_stage() const { return zero_stage_; }
   const std::vector<Bucket>& buckets() const { return buckets_; }
+  GradCompression compression() const { return compression_; }
+  // Error-feedback residual of this rank (empty tensor without feedback); checkpointed state.
+  Tensor& residual() { return residual_; }
 
  private:
   void launch(size_t bucket_index);
+  void finish_compressed();
 
   Communicator& comm_;
   Tensor grads_;
@@ -59,6 +67,10 @@ class GradReducer {
   std::vector<Bucket> buckets_;
   Shard shard_;
   Tensor shard_grads_, shard_recv_;  // stage 1/2 only
+  GradCompression compression_;
+  Tensor residual_;                     // error feedback, full buffer
+  std::vector<uint8_t> send_, recv_;    // compressed payloads: this rank's, and all ranks'
+  std::vector<size_t> send_offset_;     // per bucket, into send_ (recv_ offsets are size() times larger)
   bool communicate_ = true, first_micro_ = true;
   size_t next_bucket_ = 0;
   int64_t ready_from_ = 0;

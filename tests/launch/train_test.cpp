@@ -120,10 +120,10 @@ TEST(Cli, MalformedConfigsExitWith2AndNameFieldAndFile) {
   struct Case { std::string from, to, expect; };
   const std::vector<Case> cases = {
       {"n_layer: 2", "n_layers: 2", "n_layers"},
-      {"batch_size: 16", "batch_size: \"four\"", "batch_size"},
+      {"batch_size: 8", "batch_size: \"four\"", "batch_size"},
       {"n_embd: 64", "n_embd: 66", "n_embd"},
       {"lr: 1e-2", "lr: -1", "optimizer.lr"},
-      {"batch_size: 16", "batch_size: 0", "train.batch_size"},
+      {"batch_size: 8", "batch_size: 0", "train.batch_size"},
   };
   for (const auto& c : cases) {
     std::string text = base;

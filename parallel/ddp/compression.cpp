@@ -1,0 +1,102 @@
+// bf16 / block-wise int8 gradient compression and error feedback (see compression.h).
+#include "parallel/ddp/compression.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/dtype.h"
+#include "core/error.h"
+
+namespace tt::parallel {
+
+GradCompression parse_grad_compression(const std::string& name) {
+  if (name.empty() || name == "none") return GradCompression::kNone;
+  if (name == "bf16") return GradCompression::kBf16;
+  if (name == "int8") return GradCompression::kInt8;
+  throw Error(ErrorKind::kConfig, "unknown gradient compression '" + name + "'", "parallel.grad_compression",
+              "use none, bf16 or int8");
+}
+
+const char* grad_compression_name(GradCompression c) {
+  switch (c) {
+    case GradCompression::kNone: return "none";
+    case GradCompression::kBf16: return "bf16";
+    case GradCompression::kInt8: return "int8";
+  }
+  return "?";
+}
+
+size_t compressed_bytes(int64_t n, GradCompression c) {
+  switch (c) {
+    case GradCompression::kNone: return size_t(n) * 4;
+    case GradCompression::kBf16: return size_t(n) * 2;
+    case GradCompression::kInt8: return size_t(n) + size_t((n + kInt8Block - 1) / kInt8Block) * 4;
+  }
+  return 0;
+}
+
+double payload_bytes_per_element(GradCompression c) {
+  return c == GradCompression::kInt8 ? 1.0 + 4.0 / kInt8Block : c == GradCompression::kBf16 ? 2.0 : 4.0;
+}
+
+// int8 layout: all scales first (fp32, one per block), then the int8 values.
+void compress(const float* in, int64_t n, GradCompression c, uint8_t* out) {
+  if (c == GradCompression::kNone) {
+    std::memcpy(out, in, size_t(n) * 4);
+  } else if (c == GradCompression::kBf16) {
+    uint16_t* o = reinterpret_cast<uint16_t*>(out);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) o[i] = f32_to_bf16(in[i]);
+  } else {
+    const int64_t blocks = (n + kInt8Block - 1) / kInt8Block;
+    float* scales = reinterpret_cast<float*>(out);
+    int8_t* q = reinterpret_cast<int8_t*>(out + blocks * 4);
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t lo = b * kInt8Block, hi = std::min(n, lo + kInt8Block);
+      float absmax = 0.0f;
+      for (int64_t i = lo; i < hi; ++i) absmax = std::max(absmax, std::fabs(in[i]));
+      const float scale = absmax / 127.0f;
+      std::memcpy(&scales[b], &scale, 4);
+      const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+      for (int64_t i = lo; i < hi; ++i) q[i] = int8_t(std::clamp(std::nearbyint(in[i] * inv), -127.0f, 127.0f));
+    }
+  }
+}
+
+void decompress_add(const uint8_t* in, int64_t n, GradCompression c, float scale, float* acc) {
+  if (c == GradCompression::kNone) {
+    const float* v = reinterpret_cast<const float*>(in);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) acc[i] += scale * v[i];
+  } else if (c == GradCompression::kBf16) {
+    const uint16_t* v = reinterpret_cast<const uint16_t*>(in);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) acc[i] += scale * bf16_to_f32(v[i]);
+  } else {
+    const int64_t blocks = (n + kInt8Block - 1) / kInt8Block;
+    const float* scales = reinterpret_cast<const float*>(in);
+    const int8_t* q = reinterpret_cast<const int8_t*>(in + blocks * 4);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) acc[i] += scale * scales[i / kInt8Block] * float(q[i]);
+  }
+}
+
+void compress_with_feedback(float* g, float* residual, int64_t n, GradCompression c, uint8_t* out) {
+  if (residual) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) g[i] += residual[i];
+  }
+  compress(g, n, c, out);
+  if (residual) {
+    // residual = g - deQ(out), computed as -(deQ(out) - g) through decompress_add.
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) residual[i] = -g[i];
+    decompress_add(out, n, c, 1.0f, residual);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) residual[i] = -residual[i];
+  }
+}
+
+}  // namespace tt::parallel
