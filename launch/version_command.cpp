@@ -32,7 +32,7 @@ int version_main(const Args&) {
   MPI_Get_library_version(lib, &len);
   std::string mpi(lib, size_t(len));
   if (auto nl = mpi.find_first_of(",\n"); nl != std::string::npos) mpi.resize(nl);
-  std::printf("  MPI:    linked (%s; no multi-rank training in this build yet)\n", mpi.c_str());
+  std::printf("  MPI:    yes (%s)\n", mpi.c_str());
 #else
   std::printf("  MPI:    no (built with TOPOTRAIN_MPI=OFF)\n");
 #endif

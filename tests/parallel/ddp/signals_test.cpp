@@ -1,0 +1,329 @@
+// Signals and dead ranks in a real 2-rank `topotrain train` under mpirun (label mpi): SIGINT to one
+// rank stops every rank at the same step with a checkpoint that resumes bit for bit, and SIGKILL of
+// one rank ends the job within a bound with output naming the dead rank, whether mpirun or our own
+// watchdog notices first.
+//
+// Design: mpirun is started directly (fork + exec, output to a file) so the test knows its pid and
+// can find rank 1 among its descendants by OMPI_COMM_WORLD_RANK in /proc/<pid>/environ; the
+// trigger to signal is the number of records in metrics.jsonl (written unbuffered by rank 0), not
+// wall-clock sleeps. A guard SIGKILLs mpirun and everything below it if a test bails out early
+// (ORTE puts every rank in its own process group, so the descendants are walked, not a group).
+//
+// Observed contract of OpenMPI 4.1 (asserted below; its messages name the launcher as invoked,
+// "mpirun" or "mpiexec"):
+//  - SIGINT to rank 1: both ranks finish the step, rank 0 writes step_N.ckpt and prints "stopped by
+//    signal after step N", both exit 130; mpirun prints "mpirun detected that one or more processes
+//    exited with non-zero status" with "Exit code: 130" and itself exits 130. MPI_Finalize fences,
+//    so rank 1 cannot exit (and make mpirun kill rank 0) before rank 0 has written the checkpoint.
+//  - SIGKILL of rank 1, default mpirun: mpirun prints "mpirun noticed that process rank 1 ... exited
+//    on signal 9 (Killed)", SIGTERMs rank 0 (whose handler prints "[tt rank 0] note: terminated
+//    while in collective all_reduce #K (step S, ...)"), SIGKILLs it about 2 s later and exits 137
+//    (128 + the first failed process's signal).
+//  - SIGKILL of rank 1 with --mca orte_abort_on_non_zero_status 0: mpirun leaves rank 0 alone; our
+//    watchdog fires after parallel.timeout_s with "timed out after 5.0 s waiting for rank(s) 1" and
+//    MPI_Aborts; mpirun still exits 137 (rank 1's signal was the first failure).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/test_util.h"
+
+namespace tt::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+bool has(const std::string& out, const std::string& s) { return out.find(s) != std::string::npos; }
+
+// step -> the raw text of the "loss" field (compared as strings: bit-exact floats round-trip).
+std::map<int, std::string> losses_in(const std::string& metrics_path) {
+  std::map<int, std::string> out;
+  std::ifstream f(metrics_path);
+  std::string line;
+  const std::regex step_re("\"step\":(\\d+)"), loss_re("\"loss\":([^,}]+)");
+  while (std::getline(f, line)) {
+    std::smatch s, l;
+    if (std::regex_search(line, s, step_re) && std::regex_search(line, l, loss_re)) out[std::stoi(s[1])] = l[1];
+  }
+  return out;
+}
+
+size_t count_lines(const std::string& path) {
+  std::ifstream f(path);
+  size_t n = 0;
+  std::string line;
+  while (std::getline(f, line)) ++n;
+  return n;
+}
+
+// pid -> parent pid for every process in /proc.
+std::map<pid_t, pid_t> parent_map() {
+  std::map<pid_t, pid_t> parents;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream st(e.path() / "stat");
+    std::string stat;
+    if (!std::getline(st, stat)) continue;
+    const size_t close = stat.rfind(')');  // comm may contain spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state;
+    pid_t ppid;
+    if (rest >> state >> ppid) parents[pid_t(std::stol(name))] = ppid;
+  }
+  return parents;
+}
+
+std::vector<pid_t> descendants(pid_t root) {
+  const auto parents = parent_map();
+  std::vector<pid_t> out;
+  for (const auto& [pid, ppid] : parents) {
+    for (pid_t p = ppid; p > 1;) {
+      if (p == root) {
+        out.push_back(pid);
+        break;
+      }
+      const auto it = parents.find(p);
+      if (it == parents.end()) break;
+      p = it->second;
+    }
+  }
+  return out;
+}
+
+// The descendant of `root` whose environment says OMPI_COMM_WORLD_RANK=<rank>, or -1.
+pid_t find_rank_pid(pid_t root, int rank) {
+  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+  for (pid_t pid : descendants(root)) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+    std::string var;
+    while (std::getline(f, var, '\0'))
+      if (var == want) return pid;
+  }
+  return -1;
+}
+
+// mpirun started in the background with stdout+stderr going to a file; killed with everything it
+// started if still running when destroyed.
+class BackgroundJob {
+ public:
+  BackgroundJob(const std::string& command, const std::string& log_path) : log_path_(log_path) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      FILE* out = std::freopen(log_path.c_str(), "w", stdout);
+      if (!out || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(127);
+      execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~BackgroundJob() {
+    if (pid_ <= 0 || done_) return;
+    for (pid_t p : descendants(pid_)) kill(p, SIGKILL);
+    kill(pid_, SIGKILL);
+    int status;
+    waitpid(pid_, &status, 0);
+  }
+  BackgroundJob(const BackgroundJob&) = delete;
+  BackgroundJob& operator=(const BackgroundJob&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool started() const { return pid_ > 0; }
+  std::string output() const {
+    std::error_code ec;
+    return fs::exists(log_path_, ec) ? read_file(log_path_) : "";
+  }
+  // Exit code as the shell reports it (128 + signal), or -1 when still running after timeout_s.
+  int wait(double timeout_s) {
+    const auto t0 = Clock::now();
+    while (seconds_since(t0) < timeout_s) {
+      int status;
+      const pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        done_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+  // True once `ready()` holds; false when the job ended or timeout_s passed first.
+  template <typename Pred>
+  bool wait_until(Pred ready, double timeout_s) {
+    const auto t0 = Clock::now();
+    while (seconds_since(t0) < timeout_s) {
+      if (ready()) return true;
+      int status;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        done_ = true;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  bool ended_early() const { return done_; }
+  int early_exit_code() const { return exit_code_; }
+
+ private:
+  std::string log_path_;
+  pid_t pid_ = -1;
+  bool done_ = false;
+  int exit_code_ = -1;
+};
+
+class DdpSignals : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto r = run_command(std::string(TT_BINARY) + " data synth --out " + dir_.file("data") +
+                         " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 100000 --val-tokens 20000");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  // `mpirun -np 2 topotrain train` on the synthetic corpus with `steps` steps into run_dir.
+  std::string train_command(const std::string& run_dir, int steps, const std::string& mpirun_extra = "",
+                            const std::string& extra_sets = "") const {
+    return std::string(TT_MPIRUN) + " " + mpirun_extra + " -np 2 " + TT_BINARY + " train --config " + source_dir() +
+           "/examples/gpt2-tiny-synth.pbtxt --set data.train=" + dir_.file("data/train.bin") +
+           " --set data.val=" + dir_.file("data/val.bin") + " --set logging.run_dir=" + run_dir +
+           " --set model.vocab_size=16 --set train.batch_size=8 --set train.threads=1 --set train.log_every=10" +
+           " --set train.val_every=0 --set optimizer.warmup_steps=5 --set checkpoint.every=0" +
+           " --set train.steps=" + std::to_string(steps) + " " + extra_sets;
+  }
+
+  // Starts a long run, waits until rank 0 has logged `after_steps` steps and SIGKILLs rank 1.
+  // Returns mpirun's exit code; *output and *seconds_after_kill describe the end.
+  int kill_rank1(const std::string& mpirun_extra, std::string* output, double* seconds_after_kill) {
+    const std::string run = dir_.file("killed");
+    BackgroundJob job(train_command(run, 100000, mpirun_extra, "--set parallel.timeout_s=5"), dir_.file("killed.log"));
+    EXPECT_TRUE(job.started());
+    const bool ready = job.wait_until([&] { return count_lines(run + "/metrics.jsonl") >= 20; }, 60);
+    EXPECT_TRUE(ready) << "run did not reach step 20 (exit " << job.early_exit_code() << "):\n" << job.output();
+    if (!ready) return -1;
+    const pid_t rank1 = find_rank_pid(job.pid(), 1);
+    EXPECT_GT(rank1, 0) << "no descendant of mpirun " << job.pid() << " has OMPI_COMM_WORLD_RANK=1";
+    if (rank1 <= 0) return -1;
+    EXPECT_EQ(kill(rank1, SIGKILL), 0);
+    const auto t0 = Clock::now();
+    const int code = job.wait(60);
+    *seconds_after_kill = seconds_since(t0);
+    *output = job.output();
+    return code;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(DdpSignals, SigintToOneRankStopsAllRanksAtOneStepAndResumesBitForBit) {
+  constexpr int kSteps = 400;
+  // Reference: the same run, uninterrupted.
+  auto full = run_command("timeout 120 " + train_command(dir_.file("full"), kSteps));
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  const auto uninterrupted = losses_in(dir_.file("full/metrics.jsonl"));
+  ASSERT_EQ(uninterrupted.size(), size_t(kSteps));
+
+  const std::string run = dir_.file("run");
+  int stopped_at = 0;
+  {
+    BackgroundJob job(train_command(run, kSteps), dir_.file("interrupted.log"));
+    ASSERT_TRUE(job.started());
+    ASSERT_TRUE(job.wait_until([&] { return count_lines(run + "/metrics.jsonl") >= 50; }, 60))
+        << "run did not reach step 50 (exit " << job.early_exit_code() << "):\n" << job.output();
+    const pid_t rank1 = find_rank_pid(job.pid(), 1);
+    ASSERT_GT(rank1, 0) << "no descendant of mpirun " << job.pid() << " has OMPI_COMM_WORLD_RANK=1";
+    ASSERT_NE(find_rank_pid(job.pid(), 0), rank1);
+    ASSERT_EQ(kill(rank1, SIGINT), 0);
+    const int code = job.wait(60);
+    const std::string out = job.output();
+    ASSERT_NE(code, -1) << "mpirun still running 60 s after SIGINT to rank 1:\n" << out;
+    EXPECT_EQ(code, 130) << out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(out, m, std::regex("stopped by signal after step (\\d+); checkpoint written"))) << out;
+    stopped_at = std::stoi(m[1]);
+    EXPECT_GE(stopped_at, 50) << out;
+    ASSERT_LT(stopped_at, kSteps) << "the run finished before the signal took effect:\n" << out;
+    // OpenMPI's report: both ranks exited 130; neither our watchdog nor a kill ended the job.
+    EXPECT_TRUE(std::regex_search(out, std::regex("(mpirun|mpiexec) detected that one or more processes exited with "
+                                                  "non-zero status")))
+        << out;
+    EXPECT_TRUE(std::regex_search(out, std::regex("Exit code: +130"))) << out;
+    EXPECT_FALSE(has(out, "timed out")) << out;
+    EXPECT_FALSE(has(out, "signal 9")) << out;
+  }
+  // One checkpoint, at the step the run reported; the metrics end there too (rank 0 recorded every
+  // step up to the stop and none after it).
+  const std::string ckpt_dir = run + "/checkpoints";
+  char name[64];
+  std::snprintf(name, sizeof name, "step_%08d.ckpt", stopped_at);
+  std::vector<std::string> ckpts;
+  for (const auto& e : fs::directory_iterator(ckpt_dir)) ckpts.push_back(e.path().filename().string());
+  ASSERT_EQ(ckpts, std::vector<std::string>{name}) << "in " << ckpt_dir;
+  const auto before = losses_in(run + "/metrics.jsonl");
+  ASSERT_EQ(before.size(), size_t(stopped_at));
+  EXPECT_EQ(before.rbegin()->first, stopped_at);
+
+  auto resumed = run_command("timeout 120 " + train_command(run, kSteps) + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_TRUE(has(resumed.output, std::string(name) + " at step " + std::to_string(stopped_at))) << resumed.output;
+  const auto all = losses_in(run + "/metrics.jsonl");
+  ASSERT_EQ(all.size(), size_t(kSteps));
+  int compared_after_resume = 0;
+  for (const auto& [step, loss] : all) {
+    EXPECT_EQ(loss, uninterrupted.at(step)) << "step " << step << (step > stopped_at ? " (after resume)" : "");
+    compared_after_resume += step > stopped_at;
+  }
+  EXPECT_EQ(compared_after_resume, kSteps - stopped_at);
+}
+
+// Default mpirun: it notices the dead rank, SIGTERMs rank 0 (which says which collective it was
+// in), SIGKILLs it and exits 137.
+TEST_F(DdpSignals, KilledRankEndsJobQuicklyNamingIt) {
+  std::string out;
+  double seconds = 0;
+  const int code = kill_rank1("", &out, &seconds);
+  ASSERT_NE(code, -1) << "mpirun still running 60 s after rank 1 was killed:\n" << out;
+  EXPECT_EQ(code, 137) << out;
+  EXPECT_LT(seconds, 30) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("(mpirun|mpiexec) noticed that process rank 1 with PID \\d+ on node \\S+ "
+                                                "exited on signal 9"))) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("\\[tt rank 0\\] note: terminated while in collective \\w+ #\\d+ "
+                                                "\\(step \\d+, [^)]*\\), pending for")))
+      << out;
+}
+
+// mpirun told not to abort on a failed rank: rank 0's watchdog must end the job, naming rank 1.
+TEST_F(DdpSignals, KilledRankWithoutMpirunAbortIsNamedByOurWatchdog) {
+  std::string out;
+  double seconds = 0;
+  const int code = kill_rank1("--mca orte_abort_on_non_zero_status 0", &out, &seconds);
+  ASSERT_NE(code, -1) << "mpirun still running 60 s after rank 1 was killed:\n" << out;
+  EXPECT_EQ(code, 137) << out;
+  EXPECT_GE(seconds, 4.0) << "ended before the 5 s timeout: not by our watchdog?\n" << out;
+  EXPECT_LT(seconds, 5 + 15) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("\\[tt rank 0\\] error: collective \\w+ #\\d+ \\(step \\d+, [^)]*\\) "
+                                                "timed out after 5\\.0 s waiting for rank\\(s\\) 1 \\(rank 1 not "
+                                                "responding")))
+      << out;
+  EXPECT_FALSE(has(out, "noticed that process rank 1")) << out;
+}
+
+}  // namespace
+}  // namespace tt::test
