@@ -209,3 +209,32 @@ TEST(Cli, VersionHelpAndUnknownCommand) {
 
 }  // namespace
 }  // namespace tt
+
+namespace tt {
+namespace {
+
+// Text -> `data encode` with the GPT-2 tokenizer -> train -> sample: the checkpoint carries the
+// tokenizer, so the prompt is encoded and the sample decoded as text.
+TEST(Train, Gpt2TokenizedDataSetTrainsAndSamplesText) {
+  const std::string shared = test::shared_dir();
+  if (shared.empty() || !fs::exists(shared + "/data/gpt2/encoder.json")) GTEST_SKIP() << "../shared/data/gpt2 not present";
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "The quick brown fox jumps over the lazy dog number " + std::to_string(i) + ".\n";
+  test::write_file(dir.file("text.txt"), text);
+  auto enc = run_topotrain("data encode --tokenizer " + shared + "/data/gpt2 --input " + dir.file("text.txt") +
+                           " --out " + dir.file("data") + " --val-tokens 2000 --quiet");
+  ASSERT_EQ(enc.exit_code, 0) << enc.output;
+  auto tr = run_topotrain("train --config " + config_path() + " --set \"data.train=" + dir.file("data") +
+                          "/data_train_*.bin\" --set \"data.val=" + dir.file("data") + "/data_val_*.bin\"" +
+                          " --set logging.run_dir=" + dir.file("run") +
+                          " --set model.vocab_size=50257 --set train.steps=3 --set optimizer.warmup_steps=1");
+  ASSERT_EQ(tr.exit_code, 0) << tr.output;
+  auto s = run_topotrain("sample --checkpoint " + dir.file("run") + " --prompt 'The quick brown' --tokens 5 --seed 2");
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_NE(s.output.find("byte-level BPE tokenizer (50257 tokens"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("The quick brown"), std::string::npos) << s.output;
+}
+
+}  // namespace
+}  // namespace tt
