@@ -17,9 +17,12 @@ const char* kUsage =
     "commands:\n"
     "  train    train a model from a config (.pbtxt)\n"
     "  sample   generate text from a checkpoint\n"
-    "  bench    benchmarks (bench step)\n"
+    "  bench    benchmarks (bench step, bench comm, bench tokenizer)\n"
     "  plot     loss curves of a run as a PNG\n"
-    "  data     data tools (data synth, data inspect)\n"
+    "  probe    interconnect topology (GPUs, P2P, NVLink, all-reduce busbw) or a preset/file\n"
+    "  plan     pick the gradient-communication strategy for a model on a topology\n"
+    "  simulate predicted scaling (tokens/s vs GPUs) per strategy, CSV + PNG\n"
+    "  data     data tools (synth, encode, inspect, tokenize, detokenize, train-tokenizer)\n"
     "\n"
     "  --version  version and build features\n"
     "  --help     this help\n"
@@ -33,6 +36,9 @@ int dispatch(const std::string& cmd, const tt::Args& rest) {
   if (cmd == "bench") return tt::bench_main(rest);
   if (cmd == "data") return tt::data_main(rest);
   if (cmd == "plot") return tt::plot_main(rest);
+  if (cmd == "probe") return tt::probe_main(rest);
+  if (cmd == "plan") return tt::plan_main(rest);
+  if (cmd == "simulate") return tt::simulate_main(rest);
   if (cmd == "--version" || cmd == "version") return tt::version_main(rest);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     std::fputs(kUsage, stdout);

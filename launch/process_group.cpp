@@ -32,6 +32,7 @@ int run_on_all_ranks(parallel::Communicator& comm, const std::string& command, c
     comm.abort(1, str("topotrain ", command, ": error: ", e.what(), " (rank ", comm.rank(), " of ", comm.size(),
                       "; ending the job)"));
   }
+  return 1;  // not reached: abort() ends the process
 }
 
 }  // namespace tt

@@ -1,0 +1,200 @@
+// `topotrain plan --config F (--preset NAME | --topology FILE) [--gpus N] [--json]`: prices every
+// gradient-communication strategy for the config's model and batch on a topology and picks one
+// (parallel/strategy/planner.h), printing the candidates, the pick with the config overrides that
+// select it, a one-line reason and NCCL environment hints. Decisions live in the planner; this file
+// only reads inputs and formats.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/allocator.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "core/format.h"
+#include "core/gpt2.h"
+#include "launch/args.h"
+#include "launch/commands.h"
+#include "parallel/strategy/planner.h"
+#include "parallel/topology/presets.h"
+#include "parallel/topology/topology_io.h"
+
+namespace tt {
+
+namespace {
+
+std::string gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+nlohmann::json candidate_json(const strategy::Candidate& c) {
+  return {{"label", c.label()},
+          {"bucket_mb", c.bucket_mb},
+          {"payload", cost::payload_name(c.payload)},
+          {"shape", cost::algorithm_name(c.shape)},
+          {"collective", c.collective_name()},
+          {"zero_stage", c.zero_stage},
+          {"num_buckets", c.num_buckets},
+          {"comm_s", c.comm_s},
+          {"exposed_s", c.exposed_s},
+          {"compute_s", c.compute_s},
+          {"optimizer_s", c.optimizer_s},
+          {"gather_s", c.gather_s},
+          {"step_s", c.step_s},
+          {"memory_bytes", c.memory_bytes},
+          {"fits", c.fits},
+          {"eligible", c.eligible}};
+}
+
+std::string overrides_for(const strategy::Candidate& c) {
+  char mb[32];
+  std::snprintf(mb, sizeof mb, "%g", c.bucket_mb);
+  if (c.zero_stage > 2) return str("(ZeRO-", c.zero_stage, " is not implemented by `topotrain train` yet)");
+  return str("--set parallel.zero_stage=", c.zero_stage, " --set parallel.bucket_cap_mb=", mb);
+}
+
+}  // namespace
+
+int plan_main(const Args& args) {
+  ArgParser p("topotrain plan",
+              "Pick the gradient-communication strategy (bucket size, payload precision, collective shape, ZeRO "
+              "stage) for the config's model and batch on a topology, from the alpha-beta cost model. Exit code 5 "
+              "when no candidate fits in memory.");
+  p.option("--config", "FILE", "run config (.pbtxt): model and batch", "", true)
+      .repeated("--set", "KEY=VALUE", "override a config field")
+      .option("--preset", "NAME", "topology preset, e.g. 8x4090-pcie, 8xh100-sxm, 2x8xh100-sxm-4x200g-ib")
+      .option("--topology", "FILE", "topology file (`topotrain probe --dump FILE`)")
+      .option("--gpus", "N", "data-parallel ranks (default: every GPU of the topology)")
+      .option("--memory-budget", "GB",
+              "per-GPU memory budget (default: train.memory_budget_bytes, else 90% of the GPU's)")
+      .option("--mfu", "X", "model FLOP utilisation for compute time (default 0.4 on GPUs)")
+      .option("--backward-s", "S", "measured backward time per step, overriding peak x MFU")
+      .option("--compressed-all-reduce", "ALGO",
+              "how bf16/int8 all-reduce is priced: ring (compressed ring RS+AG) or allgather (GradReducer today: "
+              "all-gather the compressed buckets, sum locally)",
+              "ring")
+      .option("--top", "N", "rows of the candidate table (0 = all)", "20")
+      .flag("--json", "print one JSON object instead of tables");
+  if (!p.parse(args)) return 0;
+
+  const std::string config_path = p.get("--config");
+  const config::Config cfg = load_config(config_path, p.get_all("--set"));
+  const bool has_preset = !p.get("--preset").empty(), has_file = !p.get("--topology").empty();
+  if (has_preset == has_file)
+    throw Error(ErrorKind::kUsage, has_preset ? "--preset and --topology both given" : "no topology given",
+                "topotrain plan", "pass --preset NAME (see `topotrain probe --list-presets`) or --topology FILE");
+  const topology::Topology topo =
+      has_preset ? topology::preset_topology(p.get("--preset")) : topology::load_topology(p.get("--topology"));
+  const int topo_ranks = cost::cluster_of(topo).ranks;
+
+  strategy::PlanOptions options;
+  if (p.has("--gpus")) {
+    options.ranks = int(p.get_int64_in("--gpus", 1, topo_ranks));
+  }
+  const std::string car = p.get("--compressed-all-reduce");
+  if (car == "allgather")
+    options.compressed_all_reduce = strategy::CompressedAllReduce::kAllGather;
+  else if (car != "ring")
+    throw Error(ErrorKind::kUsage, "unknown --compressed-all-reduce '" + car + "'", "--compressed-all-reduce",
+                "ring or allgather");
+  if (p.has("--memory-budget")) {
+    const double budget = p.get_double("--memory-budget");
+    if (!(budget > 0)) throw Error(ErrorKind::kUsage, "--memory-budget must be > 0 (GB)", "--memory-budget");
+    options.memory_budget_bytes = uint64_t(budget * 1e9);
+  } else if (cfg.train().memory_budget_bytes() > 0) {
+    options.memory_budget_bytes = cfg.train().memory_budget_bytes();
+  }
+
+  const auto& m = cfg.model();
+  const GPT2Config model_cfg = GPT2Config::make(m.n_layer(), m.n_head(), m.n_embd(), m.vocab_size(), m.max_seq_len());
+  const int accum = cfg.train().grad_accum_steps();
+  const int64_t tokens = int64_t(cfg.train().batch_size()) * cfg.train().seq_len() * accum;
+  strategy::ModelSpec model = strategy::gpt2_model_spec(model_cfg, cfg.train().seq_len(), tokens, accum);
+  if (p.has("--mfu")) {
+    model.mfu = p.get_double("--mfu");
+    if (!(model.mfu > 0 && model.mfu <= 1)) throw Error(ErrorKind::kUsage, "--mfu must be in (0, 1]", "--mfu");
+  }
+  if (p.has("--backward-s")) {
+    model.measured_backward_s = p.get_double("--backward-s");
+    if (!(model.measured_backward_s > 0)) throw Error(ErrorKind::kUsage, "--backward-s must be > 0", "--backward-s");
+  }
+
+  const strategy::StrategyPlan plan = strategy::plan_strategy(topo, model, options);
+  const cost::Cluster& cl = plan.cluster;
+  const strategy::Candidate* pick = plan.picked();
+
+  if (p.get_flag("--json")) {
+    nlohmann::json j;
+    j["topology"] = topo.name();
+    j["topology_source"] = topo.source();
+    j["model"] = model.name;
+    j["params"] = model.num_params;
+    j["tokens_per_rank"] = model.tokens_per_rank;
+    j["ranks"] = cl.ranks;
+    j["nodes"] = cl.nodes;
+    j["ranks_per_node"] = cl.ranks_per_node;
+    j["intra_node"] = cl.intra.describe();
+    if (cl.nodes > 1) j["inter_node"] = cl.inter.describe();
+    j["forward_s"] = plan.compute.forward_s;
+    j["backward_s"] = plan.compute.backward_s;
+    j["memory_limit_bytes"] = plan.memory_limit_bytes;
+    j["candidates"] = nlohmann::json::array();
+    for (const auto& c : plan.candidates) j["candidates"].push_back(candidate_json(c));
+    j["pick_index"] = plan.pick;
+    j["pick"] = pick ? candidate_json(*pick) : nlohmann::json(nullptr);
+    j["config_overrides"] = pick ? overrides_for(*pick) : "";
+    j["reason"] = plan.reason;
+    j["nccl_env"] = plan.nccl_env;
+    j["notes"] = plan.notes;
+    std::printf("%s\n", j.dump(2).c_str());
+    return pick ? 0 : 5;
+  }
+
+  std::printf("topology %s (%s): %d rank%s = %d node%s x %d, intra-node %s", topo.name().c_str(), topo.source().c_str(),
+              cl.ranks, cl.ranks == 1 ? "" : "s", cl.nodes, cl.nodes == 1 ? "" : "s", cl.ranks_per_node,
+              cl.intra.describe().c_str());
+  if (cl.nodes > 1) std::printf(", inter-node %s", cl.inter.describe().c_str());
+  std::printf("\ndevice %s: %.0f TFLOP/s bf16, %.0f GB/s memory, %s\n", cl.device_name.c_str(), cl.peak_bf16_tflops,
+              cl.mem_bw_gbps, cl.memory_bytes ? gb(double(cl.memory_bytes)).c_str() : "memory unknown");
+  std::printf(
+      "model %s: %s params, %.2f GFLOP/token, %lld tokens/rank/step (%d micro-step%s): forward %s, backward %s\n",
+      model.name.c_str(), format_count(double(model.num_params)).c_str(), model.flops_per_token / 1e9,
+      (long long)model.tokens_per_rank, model.accum_steps, model.accum_steps == 1 ? "" : "s",
+      strategy::format_seconds(plan.compute.forward_s).c_str(),
+      strategy::format_seconds(plan.compute.backward_s).c_str());
+  std::printf("memory limit %s\n\n",
+              plan.memory_limit_bytes > 0 ? (gb(plan.memory_limit_bytes) + "/GPU").c_str() : "unknown (not checked)");
+
+  const int top = int(p.get_int64_in("--top", 0, 1 << 20));
+  std::printf("   %6s %-8s %-5s %-10s %4s %3s %10s %10s %10s %9s %4s\n", "bucket", "payload", "shape", "collective",
+              "zero", "bkt", "comm", "exposed", "step", "mem/GPU", "fits");
+  size_t shown = 0;
+  for (size_t i = 0; i < plan.candidates.size(); ++i) {
+    const bool is_pick = int(i) == plan.pick;
+    if (top > 0 && int(shown) >= top && !is_pick) continue;
+    const auto& c = plan.candidates[i];
+    std::printf("%s  %4.0fMB %-8s %-5s %-10s %4d %3d %10s %10s %10s %9s %4s\n", is_pick ? "*" : " ", c.bucket_mb,
+                cost::payload_name(c.payload), c.shape_name().c_str(), c.collective_name().c_str(), c.zero_stage,
+                c.num_buckets, strategy::format_seconds(c.comm_s).c_str(),
+                strategy::format_seconds(c.exposed_s).c_str(), strategy::format_seconds(c.step_s).c_str(),
+                gb(c.memory_bytes).c_str(), c.fits ? "yes" : "no");
+    ++shown;
+  }
+  if (shown < plan.candidates.size()) std::printf("   (%zu more; --top 0 shows all)\n", plan.candidates.size() - shown);
+  std::printf("\n");
+  if (pick)
+    std::printf("pick: %s  ->  %s\n", pick->label().c_str(), overrides_for(*pick).c_str());
+  else
+    std::printf("pick: none fits\n");
+  std::printf("reason: %s\n", plan.reason.c_str());
+  std::string env;
+  for (const auto& e : plan.nccl_env) env += (env.empty() ? "" : " ") + e;
+  std::printf("NCCL env: %s\n", env.empty() ? "(none needed)" : env.c_str());
+  for (const auto& n : plan.notes) std::printf("note: %s\n", n.c_str());
+  return pick ? 0 : 5;
+}
+
+}  // namespace tt

@@ -1,0 +1,279 @@
+// The alpha-beta collective model (see collective_cost.h for the formulas and their simplifications).
+#include "parallel/cost/collective_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "parallel/cost/device_table.h"
+
+namespace tt::cost {
+
+using topology::LinkKind;
+
+const char* collective_name(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce:
+      return "all_reduce";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kAllGather:
+      return "all_gather";
+  }
+  return "?";
+}
+
+const char* algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kTree:
+      return "tree";
+    case Algorithm::kHierarchical:
+      return "hierarchical";
+  }
+  return "?";
+}
+
+const char* payload_name(Payload p) {
+  switch (p) {
+    case Payload::kFp32:
+      return "fp32";
+    case Payload::kBf16:
+      return "bf16";
+    case Payload::kInt8:
+      return "int8+ef";
+  }
+  return "?";
+}
+
+double payload_bytes_per_elem(Payload p) {
+  switch (p) {
+    case Payload::kFp32:
+      return 4.0;
+    case Payload::kBf16:
+      return 2.0;
+    case Payload::kInt8:
+      return 1.0 + 4.0 / kInt8BlockElems;
+  }
+  return 4.0;
+}
+
+double codec_bytes_per_elem(Payload p) {
+  if (p == Payload::kFp32) return 0.0;
+  const double wire = payload_bytes_per_elem(p);
+  const double error_feedback = p == Payload::kInt8 ? 8.0 : 0.0;
+  return 2.0 * (4.0 + wire) + error_feedback;
+}
+
+double codec_time_s(Payload p, int64_t elems, double mem_bw_gbps) {
+  TT_ASSERT(mem_bw_gbps > 0, "codec_time_s needs a memory bandwidth");
+  return double(elems) * codec_bytes_per_elem(p) / (mem_bw_gbps * 1e9);
+}
+
+std::string LinkClass::describe() const {
+  const char* what = "link";
+  switch (kind) {
+    case topology::LINK_NVLINK:
+      what = "NVLink";
+      break;
+    case topology::LINK_PCIE:
+      what = "PCIe P2P";
+      break;
+    case topology::LINK_HOST:
+      what = "PCIe via host (no P2P)";
+      break;
+    case topology::LINK_SHM:
+      what = "shared memory";
+      break;
+    case topology::LINK_NETWORK: {
+      // Name Ethernet speeds from the bandwidth (busbw is ~90% of line rate).
+      const double gbit = busbw_gbps * 8.0;
+      const std::string figure = str(busbw_gbps, " GB/s", from_busbw ? " busbw" : " nominal");
+      if (gbit <= 1.5) return "1 GbE (" + figure + ")";
+      if (gbit <= 12) return "10 GbE (" + figure + ")";
+      return "network " + figure;
+    }
+    default:
+      break;
+  }
+  return str(what, " ", busbw_gbps, " GB/s", from_busbw ? " busbw" : " nominal");
+}
+
+namespace {
+
+double default_latency_us(LinkKind kind) {
+  switch (kind) {
+    case topology::LINK_NVLINK:
+      return 3.0;
+    case topology::LINK_PCIE:
+      return 5.0;
+    case topology::LINK_HOST:
+      return 10.0;
+    case topology::LINK_SHM:
+      return 2.0;
+    case topology::LINK_NETWORK:
+      return kDefaultInterNodeLatencyUs;
+    default:
+      return 5.0;
+  }
+}
+
+bool is_intra_gpu_kind(LinkKind k) {
+  return k == topology::LINK_NVLINK || k == topology::LINK_PCIE || k == topology::LINK_HOST || k == topology::LINK_SHM;
+}
+
+// The slowest link of the wanted class (intra: within node 0; inter: any network link), or kind
+// LINK_UNKNOWN with bandwidth 0 when there is none.
+LinkClass slowest_link(const topology::Topology& topo, bool intra) {
+  LinkClass best;
+  double latency = 0;
+  for (const auto& l : topo.links()) {
+    const bool is_intra = is_intra_gpu_kind(l.kind()) && l.node_a() == 0 && l.node_b() == 0;
+    const bool is_inter = l.kind() == topology::LINK_NETWORK;
+    if ((intra && !is_intra) || (!intra && !is_inter) || l.bandwidth_gbps() <= 0) continue;
+    if (best.kind == topology::LINK_UNKNOWN || l.bandwidth_gbps() < best.busbw_gbps) {
+      best.busbw_gbps = l.bandwidth_gbps();
+      best.kind = l.kind();
+    }
+    latency = std::max(latency, l.latency_us());
+  }
+  best.latency_us = latency > 0 ? latency : default_latency_us(best.kind);
+  return best;
+}
+
+int ranks_per_node_of(const topology::Topology& topo) {
+  if (topo.ranks_per_node() > 0) return topo.ranks_per_node();
+  if (topo.gpus_per_node() > 0) return topo.gpus_per_node();
+  if (topo.nodes_size() > 0 && topo.nodes(0).gpus_size() > 0) return topo.nodes(0).gpus_size();
+  if (topo.nodes_size() > 0 && topo.nodes(0).ranks_size() > 0) return topo.nodes(0).ranks_size();
+  return 1;
+}
+
+}  // namespace
+
+Cluster cluster_of(const topology::Topology& topo, int ranks) {
+  const std::string where = topo.name().empty() ? std::string("topology") : "topology '" + topo.name() + "'";
+  if (topo.nodes_size() == 0)
+    throw Error(ErrorKind::kConfig, "topology has no nodes", where,
+                "use a preset (--preset) or a file written by `topotrain topology`");
+  if (ranks < 0) throw Error(ErrorKind::kConfig, str("rank count ", ranks, " is negative"), where);
+  const int per_node = ranks_per_node_of(topo);
+  const int topo_ranks = per_node * topo.nodes_size();
+  if (ranks == 0) ranks = topo_ranks;
+
+  Cluster c;
+  c.ranks = ranks;
+  c.ranks_per_node = std::min(ranks, per_node);
+  c.nodes = (ranks + c.ranks_per_node - 1) / c.ranks_per_node;
+
+  c.intra = slowest_link(topo, /*intra=*/true);
+  if (topo.intra_node_busbw_gbps() > 0) {
+    if (c.intra.kind == topology::LINK_UNKNOWN) c.intra.kind = topology::LINK_SHM;
+    c.intra.busbw_gbps = topo.intra_node_busbw_gbps();
+    c.intra.from_busbw = true;
+  }
+  if (topo.intra_node_latency_us() > 0) c.intra.latency_us = topo.intra_node_latency_us();
+  if (c.intra.busbw_gbps <= 0) {  // a node without described links: assume shared memory-ish
+    c.intra.busbw_gbps = 10.0;
+    c.intra.latency_us = default_latency_us(topology::LINK_UNKNOWN);
+  }
+
+  c.inter = slowest_link(topo, /*intra=*/false);
+  if (topo.inter_node_busbw_gbps() > 0) {
+    c.inter.kind = topology::LINK_NETWORK;
+    c.inter.busbw_gbps = topo.inter_node_busbw_gbps();
+    c.inter.from_busbw = true;
+  }
+  if (topo.inter_node_latency_us() > 0) c.inter.latency_us = topo.inter_node_latency_us();
+  if (c.inter.busbw_gbps <= 0) {
+    c.inter.kind = topology::LINK_NETWORK;
+    c.inter.busbw_gbps = kDefaultInterNodeGbps;
+    c.inter.latency_us = kDefaultInterNodeLatencyUs;
+    c.inter_extrapolated = c.nodes > 1;
+  }
+
+  const auto& node0 = topo.nodes(0);
+  c.has_gpus = node0.gpus_size() > 0;
+  c.device_name = c.has_gpus ? node0.gpus(0).name() : "cpu";
+  const DeviceFigures fig = device_figures(c.has_gpus ? c.device_name : "cpu");
+  c.mem_bw_gbps = fig.mem_bw_gbps;
+  c.peak_bf16_tflops =
+      c.has_gpus && node0.gpus(0).peak_bf16_tflops() > 0 ? node0.gpus(0).peak_bf16_tflops() : fig.peak_bf16_tflops;
+  c.memory_bytes = c.has_gpus ? node0.gpus(0).memory_bytes() : 0;
+
+  // P2P: absent when any intra-node GPU pair is staged through the host; unverified when the
+  // topology was probed (or loaded) without every pair passing the copy check. Presets describe
+  // NVLink/PCIe P2P from the datasheet and count as verified.
+  bool any_host = false, all_links_verified = true, any_gpu_link = false;
+  for (const auto& l : topo.links()) {
+    if (l.node_a() != l.node_b() || l.gpu_a() < 0 || l.gpu_b() < 0) continue;
+    any_gpu_link = true;
+    if (l.kind() == topology::LINK_HOST) any_host = true;
+    if (!l.p2p_verified()) all_links_verified = false;
+  }
+  const bool verified = topo.p2p_all_verified() || (any_gpu_link && all_links_verified) || topo.source() == "preset";
+  c.p2p_verified = c.has_gpus && any_gpu_link && !any_host && verified;
+  return c;
+}
+
+CollectiveCost ring_cost(Collective c, int n, double bytes, const LinkClass& link) {
+  TT_ASSERT(n >= 1 && bytes >= 0 && link.busbw_gbps > 0, "ring_cost: n ", n, " bytes ", bytes);
+  if (n == 1) return {};
+  const double steps = c == Collective::kAllReduce ? 2.0 * (n - 1) : double(n - 1);
+  CollectiveCost cost;
+  cost.latency_s = steps * link.latency_us * 1e-6;
+  cost.transfer_s = steps / n * bytes / (link.busbw_gbps * 1e9);
+  return cost;
+}
+
+CollectiveCost tree_all_reduce_cost(int n, double bytes, const LinkClass& link) {
+  TT_ASSERT(n >= 1 && bytes >= 0 && link.busbw_gbps > 0, "tree_all_reduce_cost: n ", n, " bytes ", bytes);
+  if (n == 1) return {};
+  CollectiveCost cost;
+  cost.latency_s = 2.0 * std::ceil(std::log2(double(n))) * link.latency_us * 1e-6;
+  cost.transfer_s = 2.0 * bytes / (link.busbw_gbps * 1e9);
+  return cost;
+}
+
+namespace {
+LinkClass bottleneck(const Cluster& cl) {
+  if (cl.nodes <= 1) return cl.intra;
+  if (cl.ranks_per_node <= 1) return cl.inter;
+  LinkClass b = cl.intra.busbw_gbps <= cl.inter.busbw_gbps ? cl.intra : cl.inter;
+  b.latency_us = std::max(cl.intra.latency_us, cl.inter.latency_us);
+  return b;
+}
+CollectiveCost operator+(CollectiveCost a, const CollectiveCost& b) {
+  a.latency_s += b.latency_s;
+  a.transfer_s += b.transfer_s;
+  return a;
+}
+}  // namespace
+
+CollectiveCost collective_cost(Collective c, Algorithm a, double bytes, const Cluster& cl) {
+  if (cl.ranks <= 1) return {};
+  if (a == Algorithm::kTree) {
+    TT_ASSERT(c == Collective::kAllReduce, "tree is an all-reduce algorithm only");
+    return tree_all_reduce_cost(cl.ranks, bytes, bottleneck(cl));
+  }
+  if (a == Algorithm::kRing || cl.nodes <= 1 || cl.ranks_per_node <= 1)
+    return ring_cost(c, cl.ranks, bytes, bottleneck(cl));
+  // Hierarchical: g ranks per node, m nodes; the inter-node phase moves S per node in total.
+  const int g = cl.ranks_per_node, m = cl.nodes;
+  switch (c) {
+    case Collective::kAllReduce:
+      return ring_cost(Collective::kReduceScatter, g, bytes, cl.intra) +
+             ring_cost(Collective::kAllReduce, m, bytes, cl.inter) +
+             ring_cost(Collective::kAllGather, g, bytes, cl.intra);
+    case Collective::kReduceScatter:
+      return ring_cost(Collective::kReduceScatter, g, bytes, cl.intra) +
+             ring_cost(Collective::kReduceScatter, m, bytes, cl.inter);
+    case Collective::kAllGather:
+      return ring_cost(Collective::kAllGather, m, bytes, cl.inter) +
+             ring_cost(Collective::kAllGather, g, bytes, cl.intra);
+  }
+  return {};
+}
+
+}  // namespace tt::cost

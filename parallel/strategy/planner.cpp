@@ -1,0 +1,326 @@
+// The strategy planner (see planner.h for the step-time and memory model and the choice rule).
+#include "parallel/strategy/planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <tuple>
+
+#include "core/error.h"
+#include "parallel/cost/overlap.h"
+#include "parallel/ddp/buckets.h"
+
+namespace tt::strategy {
+
+using cost::Algorithm;
+using cost::Collective;
+using cost::Payload;
+
+std::string format_seconds(double s) {
+  char buf[32];
+  if (!std::isfinite(s)) return "?";
+  if (s >= 1.0)
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+  else if (s >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.1f ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f us", s * 1e6);
+  return buf;
+}
+
+namespace {
+std::string gb(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+std::string num(double v, int digits = 1) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+}  // namespace
+
+std::string Candidate::shape_name() const {
+  switch (shape) {
+    case Algorithm::kRing:
+      return "ring";
+    case Algorithm::kTree:
+      return "tree";
+    case Algorithm::kHierarchical:
+      return "hier";
+  }
+  return "?";
+}
+
+std::string Candidate::collective_name() const { return zero_stage == 0 ? "all_reduce" : "rs+ag"; }
+
+std::string Candidate::label() const {
+  return str(num(bucket_mb, 0), "MB ", cost::payload_name(payload), " ", shape_name(), " ", collective_name(), " zero",
+             zero_stage);
+}
+
+double zero_memory_bytes(int zero_stage, int64_t num_params, int ranks, Payload payload) {
+  const double p = double(num_params), n = std::max(1, ranks), k = kZeroK;
+  double bytes = 0;
+  switch (zero_stage) {
+    case 0:
+      bytes = (4 + k) * p;
+      break;
+    case 1:
+      bytes = 4 * p + k * p / n;
+      break;
+    case 2:
+      bytes = 2 * p + (2 + k) * p / n;
+      break;
+    case 3:
+      bytes = (4 + k) * p / n;
+      break;
+    default:
+      TT_ASSERT(false, "unknown ZeRO stage ", zero_stage);
+  }
+  if (payload == Payload::kInt8) bytes += 4 * p;  // error-feedback residual, fp32, full size per rank
+  return bytes;
+}
+
+Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& model, const ComputeTimes& compute,
+                             double bucket_mb, Payload payload, Algorithm shape, int zero_stage,
+                             double memory_limit_bytes, CompressedAllReduce compressed_all_reduce) {
+  Candidate c;
+  c.bucket_mb = bucket_mb;
+  c.payload = payload;
+  c.shape = shape;
+  c.zero_stage = zero_stage;
+  const int accum = std::max(1, model.accum_steps);
+  const double fwd_micro = compute.forward_s / accum, bwd_micro = compute.backward_s / accum;
+  c.compute_s = compute.forward_s + compute.backward_s;
+
+  parallel::BucketCaps caps;
+  caps.cap_bytes = size_t(bucket_mb * 1e6);
+  caps.first_cap_bytes = std::min(caps.cap_bytes, size_t(1) << 20);
+  const auto buckets = parallel::assign_buckets(model.tensor_ranges, sizeof(float), caps);
+  c.num_buckets = int(buckets.size());
+
+  if (cluster.ranks > 1) {
+    const auto ready = cost::bucket_ready_times(buckets, model.tensor_ranges, model.ready_fraction, bwd_micro);
+    std::vector<cost::LinkJob> jobs;
+    const bool gather_sum = compressed_all_reduce == CompressedAllReduce::kAllGather && zero_stage == 0 &&
+                            payload != Payload::kFp32 && shape != Algorithm::kHierarchical;
+    for (size_t i = 0; i < buckets.size(); ++i) {
+      const double elems = double(buckets[i].size());
+      const double wire = elems * cost::payload_bytes_per_elem(payload);
+      double link, codec = cost::codec_time_s(payload, buckets[i].size(), cluster.mem_bw_gbps);
+      if (gather_sum) {  // every rank receives the other n-1 compressed buckets and decompress-adds them
+        link = cost::collective_cost(Collective::kAllGather, Algorithm::kRing, wire * cluster.ranks, cluster).total_s();
+        codec +=
+            (cluster.ranks - 1) * elems * (cost::payload_bytes_per_elem(payload) + 8) / (cluster.mem_bw_gbps * 1e9);
+      } else {
+        link = cost::collective_cost(c.grad_collective(), shape, wire, cluster).total_s();
+      }
+      jobs.push_back({ready[i], link + codec});
+    }
+    const Algorithm gather_algo = shape == Algorithm::kTree ? Algorithm::kRing : shape;
+    const double param_gather = zero_stage >= 1
+                                    ? cost::collective_cost(Collective::kAllGather, gather_algo,
+                                                            double(model.num_params) * kParamGatherBytes, cluster)
+                                          .total_s()
+                                    : 0.0;
+    const double link_free = zero_stage == 3 ? param_gather : 0.0;  // backward's re-gather goes first
+    const auto sched = cost::simulate_serial_link(jobs, bwd_micro, link_free);
+    const int comm_micros = zero_stage >= 2 ? accum : 1;
+    if (zero_stage == 3) {
+      const double fwd_exposed = std::max(0.0, param_gather - fwd_micro);  // prefetched under forward
+      c.comm_s = comm_micros * (sched.busy_s + 2 * param_gather);
+      c.exposed_s = comm_micros * (sched.exposed_s + fwd_exposed);
+    } else {
+      c.comm_s = comm_micros * sched.busy_s;
+      c.exposed_s = comm_micros * sched.exposed_s;
+      c.gather_s = param_gather;
+    }
+  }
+  const double updated = zero_stage >= 1 ? double(model.num_params) / cluster.ranks : double(model.num_params);
+  c.optimizer_s = updated * kOptimizerBytesPerParam / (cluster.mem_bw_gbps * 1e9);
+  c.step_s = c.compute_s + c.exposed_s + c.optimizer_s + c.gather_s;
+  c.memory_bytes = zero_memory_bytes(zero_stage, model.num_params, cluster.ranks, payload);
+  c.fits = memory_limit_bytes <= 0 || c.memory_bytes <= memory_limit_bytes;
+  return c;
+}
+
+namespace {
+
+// Smaller is simpler / more precise.
+std::tuple<int, int, int, int, double> simplicity(const Candidate& c) {
+  return {int(c.payload), c.shape == Algorithm::kHierarchical ? 1 : 0, c.zero_stage,
+          c.shape == Algorithm::kTree ? 1 : 0, std::fabs(std::log(c.bucket_mb / 25.0))};
+}
+
+// The slowest link a flat collective crosses, described.
+std::string bottleneck_link(const cost::Cluster& cl) {
+  if (cl.nodes > 1 && (cl.ranks_per_node <= 1 || cl.inter.busbw_gbps < cl.intra.busbw_gbps))
+    return "inter-node " + cl.inter.describe();
+  return (cl.nodes > 1 ? "intra-node " : "") + cl.intra.describe();
+}
+
+const Candidate* best_where(const std::vector<Candidate>& cands, bool need_fit,
+                            const std::function<bool(const Candidate&)>& pred) {
+  const Candidate* best = nullptr;
+  for (const auto& c : cands)
+    if ((!need_fit || c.eligible) && pred(c) && (!best || c.step_s < best->step_s)) best = &c;
+  return best;
+}
+
+// "4.1x the 2.4 s" or "32% of the 141.5 ms".
+std::string compared_to(double what, double base) {
+  if (what >= base) return str(num(what / base), "x the ", format_seconds(base));
+  return str(num(100 * what / base, 0), "% of the ", format_seconds(base));
+}
+
+std::string make_reason(const StrategyPlan& plan) {
+  const auto& cands = plan.candidates;
+  if (plan.cluster.ranks <= 1) return "single rank: no gradient communication";
+  if (plan.pick < 0) {
+    const Candidate* smallest = nullptr;
+    for (const auto& c : cands)
+      if (!smallest || c.memory_bytes < smallest->memory_bytes) smallest = &c;
+    return str("nothing fits in ", gb(plan.memory_limit_bytes), "/GPU: the smallest plan (", smallest->label(),
+               ") needs ", gb(smallest->memory_bytes), "; add GPUs, recompute activations or use an 8-bit optimizer");
+  }
+  const Candidate& p = *plan.picked();
+  const double bwd = plan.compute.backward_s;
+  std::string prefix;
+  if (p.zero_stage > 0) {
+    const Candidate* lower =
+        best_where(cands, false, [&](const Candidate& c) { return c.zero_stage == p.zero_stage - 1; });
+    if (lower && !lower->fits)
+      prefix = str("ZeRO-", p.zero_stage, " because ZeRO-", lower->zero_stage, " needs ", gb(lower->memory_bytes),
+                   "/GPU > ", gb(plan.memory_limit_bytes), " available; ");
+    else
+      prefix = str("ZeRO-", p.zero_stage, ": ");
+  }
+  const std::string coll = p.zero_stage == 0 ? "all-reduce" : "reduce-scatter";
+  if (p.payload != Payload::kFp32) {
+    const Candidate* ref = best_where(
+        cands, true, [&](const Candidate& c) { return c.payload == Payload::kFp32 && c.zero_stage == p.zero_stage; });
+    if (!ref) ref = best_where(cands, false, [&](const Candidate& c) { return c.payload == Payload::kFp32; });
+    return prefix + str(cost::payload_name(p.payload), ": ", bottleneck_link(plan.cluster), " makes fp32 ", coll, " ",
+                        format_seconds(ref->comm_s), "/step, ", compared_to(ref->comm_s, bwd), " backward (",
+                        format_seconds(ref->exposed_s), " exposed); ", cost::payload_name(p.payload), " exposes ",
+                        format_seconds(p.exposed_s));
+  }
+  if (p.shape == Algorithm::kHierarchical) {
+    const Candidate* flat = best_where(cands, false, [&](const Candidate& c) {
+      return c.shape != Algorithm::kHierarchical && c.payload == p.payload && c.zero_stage == p.zero_stage;
+    });
+    return prefix + str("hierarchical: inter-node ", plan.cluster.inter.describe(), " vs intra-node ",
+                        plan.cluster.intra.describe(), "; sending 1/", plan.cluster.ranks_per_node,
+                        " of the gradients per rank across nodes cuts ", coll, " from ",
+                        format_seconds(flat ? flat->comm_s : NAN), " to ", format_seconds(p.comm_s), "/step");
+  }
+  const double hidden = p.comm_s > 0 ? std::max(0.0, 1.0 - p.exposed_s / p.comm_s) : 1.0;
+  return prefix + str("fp32 ", p.shape_name(), " ", coll, ": ", bottleneck_link(plan.cluster), " moves the ",
+                      gb(4.0 * double(plan.model_params)), " of gradients in ", format_seconds(p.comm_s), "/step, ",
+                      num(100 * hidden, 0), "% hidden behind the ", format_seconds(bwd), " backward (",
+                      format_seconds(p.exposed_s), " exposed)");
+}
+
+}  // namespace
+
+StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model, const PlanOptions& options) {
+  if (model.num_params <= 0 || model.tensor_ranges.empty() ||
+      (model.tokens_per_rank <= 0 && model.measured_backward_s <= 0))
+    throw Error(ErrorKind::kConfig, "model spec has no parameters or no tokens per rank", model.name,
+                "give the model a layout and a batch (tokens per step per rank > 0)");
+  StrategyPlan plan;
+  plan.cluster = cluster;
+  plan.model_params = model.num_params;
+  plan.compute = compute_times(model, cluster);
+  plan.memory_limit_bytes = options.memory_budget_bytes > 0
+                                ? double(options.memory_budget_bytes)
+                                : double(cluster.memory_bytes) * (1.0 - options.memory_reserve);
+
+  const bool single = cluster.ranks <= 1;
+  for (double mb : options.bucket_mb)
+    for (Payload payload : options.payloads)
+      for (int zero : options.zero_stages) {
+        if (single && (payload != Payload::kFp32 || zero != 0)) continue;
+        const bool gather_sum =
+            options.compressed_all_reduce == CompressedAllReduce::kAllGather && payload != Payload::kFp32;
+        std::vector<Algorithm> shapes{Algorithm::kRing};
+        if (!single && zero == 0 && !gather_sum) shapes.push_back(Algorithm::kTree);
+        if (cluster.nodes > 1 && cluster.ranks_per_node > 1) shapes.push_back(Algorithm::kHierarchical);
+        for (Algorithm shape : shapes)
+          plan.candidates.push_back(evaluate_candidate(cluster, model, plan.compute, mb, payload, shape, zero,
+                                                       plan.memory_limit_bytes, options.compressed_all_reduce));
+      }
+  TT_ASSERT(!plan.candidates.empty(), "the planner's options produced no candidates");
+  bool low_stage_fits = false;
+  for (const auto& c : plan.candidates) low_stage_fits = low_stage_fits || (c.fits && c.zero_stage < 3);
+  for (auto& c : plan.candidates) c.eligible = c.fits && (c.zero_stage < 3 || !low_stage_fits);
+
+  std::stable_sort(plan.candidates.begin(), plan.candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.eligible != b.eligible) return a.eligible;
+    if (a.fits != b.fits) return a.fits;
+    if (a.step_s != b.step_s) return a.step_s < b.step_s;
+    return simplicity(a) < simplicity(b);
+  });
+  if (plan.candidates.front().eligible) {
+    const double limit = plan.candidates.front().step_s * (1.0 + options.tie_tolerance);
+    plan.pick = 0;
+    for (size_t i = 1; i < plan.candidates.size(); ++i) {
+      const Candidate& c = plan.candidates[i];
+      if (!c.eligible || c.step_s > limit) break;
+      if (simplicity(c) < simplicity(plan.candidates[size_t(plan.pick)])) plan.pick = int(i);
+    }
+  }
+  plan.reason = make_reason(plan);
+
+  // NCCL hints and caveats.
+  const Candidate* p = plan.picked();
+  if (cluster.has_gpus && cluster.ranks_per_node > 1 && !cluster.p2p_verified)
+    plan.nccl_env.push_back("NCCL_P2P_DISABLE=1");
+  if (p && !single && p->zero_stage == 0 && p->shape != Algorithm::kHierarchical && cluster.has_gpus) {
+    const Algorithm other = p->shape == Algorithm::kRing ? Algorithm::kTree : Algorithm::kRing;
+    for (const auto& c : plan.candidates)
+      if (c.bucket_mb == p->bucket_mb && c.payload == p->payload && c.zero_stage == 0 && c.shape == other &&
+          std::fabs(c.step_s - p->step_s) > options.tie_tolerance * p->step_s)
+        plan.nccl_env.push_back(p->shape == Algorithm::kRing ? "NCCL_ALGO=Ring" : "NCCL_ALGO=Tree");
+  }
+  if (!cluster.has_gpus)
+    plan.notes.push_back("CPU ranks: the MPI backend runs the collectives; NCCL hints do not apply");
+  if (cluster.inter_extrapolated)
+    plan.notes.push_back(str("nodes beyond the topology are joined by an assumed ",
+                             num(cost::kDefaultInterNodeLineGbps * 8, 0), " Gb/s network (busbw ",
+                             cost::kDefaultInterNodeGbps, " GB/s, ", cost::kDefaultInterNodeLatencyUs, " us)"));
+  if (!cluster.intra.from_busbw && cluster.ranks_per_node > 1)
+    plan.notes.push_back("intra-node bandwidth is nominal (no busbw in the topology): predictions are optimistic");
+  if (plan.memory_limit_bytes <= 0)
+    plan.notes.push_back("device memory unknown: memory fit not checked (--memory-budget)");
+  const bool any_zero3 =
+      std::any_of(plan.candidates.begin(), plan.candidates.end(), [](const Candidate& c) { return c.zero_stage == 3; });
+  if (low_stage_fits && any_zero3)
+    plan.notes.push_back("ZeRO-3 candidates are a memory fallback, considered only when no ZeRO-0/1/2 candidate fits");
+  if (p && p->zero_stage == 3)
+    plan.notes.push_back(
+        "ZeRO-3 is priced but GradReducer implements stages 0-2: this model needs sharded parameters, "
+        "recompute or an 8-bit optimizer to train here");
+  if (p && p->payload != Payload::kFp32 && p->zero_stage == 0 && p->shape != Algorithm::kHierarchical &&
+      options.compressed_all_reduce == CompressedAllReduce::kRing) {
+    const Candidate as_trained =
+        evaluate_candidate(cluster, model, plan.compute, p->bucket_mb, p->payload, Algorithm::kRing, 0,
+                           plan.memory_limit_bytes, CompressedAllReduce::kAllGather);
+    plan.notes.push_back(str("priced as a compressed ring; GradReducer all-gathers compressed buckets instead, which ",
+                             "predicts ", format_seconds(as_trained.step_s), "/step (",
+                             format_seconds(as_trained.exposed_s), " exposed; --compressed-all-reduce allgather)"));
+  }
+  if (p && p->shape == Algorithm::kHierarchical)
+    plan.notes.push_back(
+        "hierarchical collectives (intra-node + inter-node communicators) are not in GradReducer yet; "
+        "NCCL_ALGO=Tree is NCCL's closest built-in");
+  return plan;
+}
+
+StrategyPlan plan_strategy(const topology::Topology& topo, const ModelSpec& model, const PlanOptions& options) {
+  return plan_strategy(cost::cluster_of(topo, options.ranks), model, options);
+}
+
+}  // namespace tt::strategy

@@ -1,0 +1,118 @@
+// The strategy planner: enumerates gradient-communication strategies (bucket size × payload
+// precision × collective shape × ZeRO stage), prices each with the cost model and the serial-link
+// overlap simulation, checks it against GPU memory, and picks one — with a one-line reason and the
+// NCCL environment hints that go with it. A pure function of (Topology, ModelSpec, PlanOptions).
+//
+// Design decisions:
+//  * Step time = forward + backward (peak × MFU, or measured) + exposed gradient communication +
+//    optimizer pass + (ZeRO-1/2) the parameter all-gather after the optimizer, which nothing hides.
+//    Only the last micro-step of an accumulation communicates for ZeRO-0/1; ZeRO-2/3 reduce every
+//    micro-step (as GradReducer does for stage 2).
+//  * The optimizer pass is memory-bound: kOptimizerBytesPerParam per updated (shard) element at the
+//    device's memory bandwidth (mixed-precision AdamW reads and writes fp32 master, m, v and reads
+//    the gradient). Parameters are all-gathered as bf16 (the mixed-precision working copy).
+//  * Memory per GPU follows DESIGN.md with K = 12 (mixed-precision Adam): stage 0 (4+K)Ψ, stage 1
+//    4Ψ + KΨ/N, stage 2 2Ψ + (2+K)Ψ/N, stage 3 (4+K)Ψ/N, plus 4Ψ for the int8 error-feedback
+//    residual. Activations are not modelled: a fraction of device memory (memory_reserve) is held
+//    back for them, workspaces and fragmentation instead.
+//  * ZeRO-3 is priced (parameters re-gathered for forward and for backward, the backward gather
+//    ahead of the gradient buckets on the link) but is a memory fallback only: its candidates are
+//    eligible when no stage 0–2 candidate fits (GradReducer implements stages 0–2; a stage-3 pick
+//    says so in notes).
+//  * Tree is an all-reduce algorithm only (as in NCCL); hierarchical only exists with > 1 node.
+//  * A compressed (bf16/int8) all-reduce is priced as a compressed ring (reduce-scatter + all-gather,
+//    re-quantising per hop: 2(n-1)/n · S_c) by default. GradReducer today all-gathers every rank's
+//    compressed bucket and sums locally ((n-1) · S_c per rank: bit-identical on all ranks but only a
+//    gain while n · S_c / 2 < S_fp32); CompressedAllReduce::kAllGather prices that instead, and a
+//    compressed pick notes what it would cost under GradReducer's algorithm.
+//  * Choice: the fastest predicted step among candidates that fit; candidates within
+//    tie_tolerance of it count as ties, broken towards the simpler/more precise: fp32 > bf16 > int8,
+//    flat > hierarchical, lower ZeRO stage, ring > tree, bucket size closest to 25 MB.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parallel/cost/collective_cost.h"
+#include "parallel/strategy/model_spec.h"
+#include "parallel/topology/topology.pb.h"
+
+namespace tt::strategy {
+
+constexpr double kZeroK = 12.0;                 // optimizer bytes per parameter (DESIGN.md)
+constexpr double kOptimizerBytesPerParam = 32;  // AdamW pass, memory traffic per updated element
+constexpr double kParamGatherBytes = 2;         // bf16 working parameters
+
+enum class CompressedAllReduce {
+  kRing,       // compressed ring reduce-scatter + all-gather (re-quantise per hop)
+  kAllGather,  // all-gather the compressed buckets, decompress and sum locally (GradReducer today)
+};
+
+struct PlanOptions {
+  std::vector<double> bucket_mb = {1, 5, 25, 100};  // caps in MB (1e6 bytes) of the fp32 gradient buffer
+  std::vector<cost::Payload> payloads = {cost::Payload::kFp32, cost::Payload::kBf16, cost::Payload::kInt8};
+  std::vector<int> zero_stages = {0, 1, 2, 3};
+  int ranks = 0;                     // data-parallel ranks; 0 = the whole topology
+  uint64_t memory_budget_bytes = 0;  // per GPU; 0 = device memory × (1 − memory_reserve)
+  double memory_reserve = 0.10;
+  double tie_tolerance = 0.03;  // relative step-time difference that still counts as a tie
+  CompressedAllReduce compressed_all_reduce = CompressedAllReduce::kRing;
+};
+
+struct Candidate {
+  double bucket_mb = 0;
+  cost::Payload payload = cost::Payload::kFp32;
+  cost::Algorithm shape = cost::Algorithm::kRing;
+  int zero_stage = 0;
+  int num_buckets = 0;
+  // Seconds per optimizer step.
+  double comm_s = 0;        // link time of gradient (and ZeRO-3 parameter) collectives, codec included
+  double exposed_s = 0;     // of comm_s, the part not hidden behind compute
+  double compute_s = 0;     // forward + backward
+  double optimizer_s = 0;   // optimizer pass
+  double gather_s = 0;      // ZeRO-1/2 parameter all-gather after the optimizer (exposed)
+  double step_s = 0;        // compute + exposed + optimizer + gather
+  double memory_bytes = 0;  // per GPU
+  bool fits = false;
+  bool eligible = false;  // may be picked: fits, and not a ZeRO-3 candidate while a stage 0-2 one fits
+
+  cost::Collective grad_collective() const {
+    return zero_stage == 0 ? cost::Collective::kAllReduce : cost::Collective::kReduceScatter;
+  }
+  std::string shape_name() const;       // "ring", "tree", "hier"
+  std::string collective_name() const;  // "all_reduce", "rs+ag"
+  std::string label() const;            // "25MB fp32 ring all_reduce zero0"
+};
+
+struct StrategyPlan {
+  cost::Cluster cluster;
+  int64_t model_params = 0;  // Ψ
+  ComputeTimes compute;
+  double memory_limit_bytes = 0;      // 0 = unknown (everything fits)
+  std::vector<Candidate> candidates;  // eligible ones first, then by step time
+  int pick = -1;                      // index into candidates; -1 when nothing fits
+  std::string reason;                 // one line
+  std::vector<std::string> nccl_env;  // "NCCL_P2P_DISABLE=1", "NCCL_ALGO=Ring"
+  std::vector<std::string> notes;     // caveats (ZeRO-3 not implemented, extrapolated network ...)
+
+  const Candidate* picked() const { return pick >= 0 ? &candidates[size_t(pick)] : nullptr; }
+};
+
+// Prices one candidate (fits is decided against memory_limit_bytes; 0 = unlimited).
+Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& model, const ComputeTimes& compute,
+                             double bucket_mb, cost::Payload payload, cost::Algorithm shape, int zero_stage,
+                             double memory_limit_bytes,
+                             CompressedAllReduce compressed_all_reduce = CompressedAllReduce::kRing);
+
+// Per-GPU memory of a ZeRO stage for Ψ parameters over n ranks (formulas above).
+double zero_memory_bytes(int zero_stage, int64_t num_params, int ranks, cost::Payload payload);
+
+StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model, const PlanOptions& options);
+// cluster_of(topo, options.ranks), then the above. Throws tt::Error(kConfig) for an empty model.
+StrategyPlan plan_strategy(const topology::Topology& topo, const ModelSpec& model, const PlanOptions& options);
+
+// "9.8 s", "12.3 ms", "450 us".
+std::string format_seconds(double s);
+
+}  // namespace tt::strategy

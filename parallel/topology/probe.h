@@ -1,0 +1,80 @@
+// The topology probe: what this job runs on, as a Topology message — nodes and their ranks, GPUs
+// (CUDA runtime), PCIe links and NUMA placement (sysfs), NVLink (NVML), P2P verified by real copies,
+// and the all-reduce bandwidth measured through the job's Communicator.
+//
+// Design: one leader per node (local rank 0) probes the node's hardware, the fragments are
+// exchanged with all_gather_v so every rank ends up with the same Topology, and then all ranks time
+// all_reduce at a few sizes (CollectiveMeasurement, nccl-tests busbw). Decisions are left to the
+// cost model and the planner; the probe only reports. Every hardware source is optional: a machine
+// without GPUs, driver, NVML or sysfs yields a topology of CPU ranks (LINK_SHM within a node,
+// LINK_NETWORK between nodes) with notes saying what was not available.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parallel/comm/communicator.h"
+#include "parallel/topology/nvlink.h"
+#include "parallel/topology/probe_cuda.h"
+#include "parallel/topology/sysfs.h"
+#include "parallel/topology/topology.pb.h"
+
+namespace tt::topology {
+
+struct ProbeOptions {
+  std::vector<int64_t> sizes = {int64_t(64) << 10, int64_t(1) << 20, int64_t(16) << 20};  // all_reduce bytes
+  int iters = 5;                               // timed all_reduce iterations per size (>= 1)
+  int warmup = 1;                              // untimed iterations per size
+  bool probe_gpus = true;                      // CUDA devices (ignored in a build without CUDA: no GPUs)
+  bool use_nvml = true;                        // NVLink through NVML when GPUs were found
+  int64_t gpu_copy_bytes = int64_t(64) << 20;  // per P2P / host<->device copy
+  int gpu_copy_iters = 5;
+  std::string sysfs_root = "/sys";
+};
+
+// Collective: every rank of `comm` must call it, with equal options; every rank returns the same
+// Topology (source "probe"). Measurements are of all_reduce over f32 buffers of opts.sizes on all
+// ranks together; with several nodes the world all-reduce is bounded by the network and is reported
+// as the inter-node figure, and the intra-node busbw then comes from the GPU links (or stays 0 for
+// CPU ranks: the Communicator has no per-node sub-communicator to time it). Throws tt::Error on a
+// CUDA failure (on a node leader only: its peers then wait for the collective timeout unless the
+// caller ends the job, as launch/'s run_on_all_ranks does) or a collective timeout.
+Topology probe_topology(parallel::Communicator& comm, const ProbeOptions& opts = {});
+
+// ---- The pure steps of probe_topology, exposed so GPU and multi-node cases are tested on data ----
+
+// What a node leader gathered from its hardware.
+struct NodeProbe {
+  std::string hostname;
+  HostInfo host;
+  CudaReport cuda;
+  NvLinkQuery nvlinks;  // records index cuda.devices
+};
+
+// One node's fragment: a Topology with nodes[0] (GPUs with PCIe/NUMA details read from
+// <sysfs_root>/bus/pci/devices), its GPU-GPU links (node index 0) and notes. A pair is LINK_NVLINK
+// when NVML shows NVLink between it, else LINK_PCIE when P2P was enabled and every copy arrived
+// intact, else LINK_HOST; bandwidth is the measured copy bandwidth (nominal NVLink width when not
+// measured); p2p_verified = peer access && content intact. A corrupted copy adds a note naming the
+// pair.
+Topology node_fragment(const NodeProbe& probe, const std::string& sysfs_root);
+
+// The job's Topology from one fragment per node (by node index), the node of every world rank, and
+// the all_reduce measurements over all ranks (see probe_topology for how the figures are derived).
+// Throws tt::Error(kInternal) when the inputs disagree (a rank on a node without a fragment).
+Topology assemble_topology(const std::vector<Topology>& node_fragments, const std::vector<int>& node_of_rank,
+                           const std::vector<CollectiveMeasurement>& measurements);
+
+// nccl-tests bus bandwidth factor of all_reduce over n ranks: 2(n-1)/n (0 for one rank).
+double all_reduce_bus_factor(int ranks);
+
+struct AlphaBeta {
+  double latency_us = 0;  // alpha
+  double busbw_gbps = 0;  // beta; 0 when nothing was measured (one rank)
+};
+// Two-point fit of t(S) = alpha + S * factor / beta over the "all_reduce" entries: beta is the busbw
+// of the largest size, alpha the time of the smallest size less its bandwidth term (>= 0).
+AlphaBeta fit_all_reduce(const std::vector<CollectiveMeasurement>& measurements);
+
+}  // namespace tt::topology

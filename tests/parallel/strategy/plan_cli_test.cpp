@@ -1,0 +1,53 @@
+// `topotrain plan` end to end: the table, the pick, the reason, JSON for scripts, usage errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/test_util.h"
+
+namespace tt::test {
+namespace {
+
+std::string config_args() {
+  return "--config " + source_dir() + "/examples/gpt2-124m.pbtxt --set train.batch_size=16 --set train.seq_len=1024";
+}
+
+TEST(PlanCli, PrintsCandidatesPickReasonAndNcclHints) {
+  const CommandResult r = run_topotrain("plan " + config_args() + " --preset 8x4090-pcie");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("bucket payload"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n*"), std::string::npos) << r.output;  // the pick is marked
+  EXPECT_NE(r.output.find("pick: 25MB bf16 ring all_reduce zero0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--set parallel.zero_stage=0 --set parallel.bucket_cap_mb=25"), std::string::npos);
+  EXPECT_NE(r.output.find("reason: bf16: PCIe via host (no P2P)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("NCCL_P2P_DISABLE=1"), std::string::npos) << r.output;
+}
+
+TEST(PlanCli, JsonAndGpuRestriction) {
+  const CommandResult r = run_topotrain("plan " + config_args() + " --preset 2x8x4090-pcie-1gbe --json 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["ranks"], 16);
+  EXPECT_EQ(j["nodes"], 2);
+  EXPECT_EQ(j["pick"]["payload"], "int8+ef");
+  EXPECT_NE(j["reason"].get<std::string>().find("1 GbE"), std::string::npos);
+  EXPECT_GT(j["candidates"].size(), 50u);
+
+  const CommandResult eight = run_topotrain("plan " + config_args() + " --preset 2x8x4090-pcie-1gbe --gpus 8 --json");
+  ASSERT_EQ(eight.exit_code, 0) << eight.output;
+  const auto j8 = nlohmann::json::parse(eight.output);
+  EXPECT_EQ(j8["nodes"], 1);  // eight GPUs stay on one node: the 1 GbE link is out of the picture
+  EXPECT_NE(j8["pick"]["payload"], "int8+ef");
+}
+
+TEST(PlanCli, UsageErrors) {
+  EXPECT_EQ(run_topotrain("plan " + config_args()).exit_code, 2);  // no topology
+  EXPECT_EQ(run_topotrain("plan " + config_args() + " --preset 8xh100-sxm --topology x.pbtxt").exit_code, 2);
+  const CommandResult bad = run_topotrain("plan " + config_args() + " --preset 9xfoo");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("unknown topology preset"), std::string::npos) << bad.output;
+  EXPECT_EQ(run_topotrain("plan " + config_args() + " --preset 8xh100-sxm --gpus 9").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace tt::test

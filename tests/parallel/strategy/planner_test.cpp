@@ -1,0 +1,197 @@
+// The planner on data: model specs, ZeRO memory, and the picks the cost model must make — the
+// raison d'être of topotrain: PCIe 4090s and NVLink H100s get different strategies.
+#include "parallel/strategy/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/gpt2.h"
+#include "parallel/topology/presets.h"
+
+namespace tt::strategy {
+namespace {
+
+using cost::Payload;
+
+StrategyPlan plan_on(const std::string& preset, const ModelSpec& model, PlanOptions options = {}) {
+  return plan_strategy(topology::preset_topology(preset), model, options);
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(ModelSpec, Gpt2LayoutAndBackwardTimeline) {
+  const GPT2Config cfg = GPT2Config::make(12, 12, 768, 50257, 1024);
+  const ModelSpec m = gpt2_model_spec(cfg, 1024, 16384);
+  EXPECT_EQ(m.num_params, gpt2_num_params(cfg));
+  EXPECT_DOUBLE_EQ(m.flops_per_token, gpt2_flops_per_token(cfg, 1024));
+  ASSERT_EQ(m.tensor_ranges.size(), m.ready_fraction.size());
+  EXPECT_EQ(m.ready_fraction.front(), 1.0);  // wte (tied LM head): final only after the embedding backward
+  // From the final LayerNorm back to block 0, later tensors are ready earlier.
+  for (size_t i = 3; i < m.ready_fraction.size(); ++i) EXPECT_LE(m.ready_fraction[i], m.ready_fraction[i - 1]) << i;
+  // The LM head matmul runs first, so even the last block is ready only after a sizeable share.
+  EXPECT_GT(m.ready_fraction.back(), 0.15);
+  EXPECT_LT(m.ready_fraction.back(), 0.35);
+  EXPECT_NEAR(m.flops_per_token, 0.86e9, 0.02e9);  // DESIGN.md: ~0.86 GFLOP/token
+}
+
+TEST(ModelSpec, PresetsAndLlama7b) {
+  EXPECT_NEAR(double(model_preset("gpt2-350m", 1024).num_params), 355e6, 5e6);
+  const ModelSpec llama = model_preset("llama-7b", 4096);
+  EXPECT_NEAR(double(llama.num_params), 6.74e9, 0.01e9);
+  EXPECT_EQ(llama.n_layer, 32);
+  EXPECT_LT(llama.ready_fraction.back(), 0.05);  // untied LM head: ready right after its matmul
+  EXPECT_EQ(llama.ready_fraction.front(), 1.0);  // embeddings last
+  EXPECT_THROW(model_preset("gpt5", 1), Error);
+}
+
+TEST(Memory, ZeroFormulasWithK12) {
+  const int64_t psi = 1000;
+  EXPECT_DOUBLE_EQ(zero_memory_bytes(0, psi, 8, Payload::kFp32), 16000);
+  EXPECT_DOUBLE_EQ(zero_memory_bytes(1, psi, 8, Payload::kFp32), 4000 + 1500);
+  EXPECT_DOUBLE_EQ(zero_memory_bytes(2, psi, 8, Payload::kFp32), 2000 + 1750);
+  EXPECT_DOUBLE_EQ(zero_memory_bytes(3, psi, 8, Payload::kFp32), 2000);
+  EXPECT_DOUBLE_EQ(zero_memory_bytes(0, psi, 8, Payload::kInt8), 16000 + 4000);  // error-feedback residual
+}
+
+TEST(Planner, Int8WinsOnTwoNodesOver1GbE) {
+  for (const char* preset : {"2x8x4090-pcie-1gbe", "2x8xh100-sxm-1gbe"}) {
+    const StrategyPlan plan = plan_on(preset, model_preset("gpt2-124m", 16384));
+    ASSERT_NE(plan.picked(), nullptr) << preset;
+    EXPECT_EQ(plan.picked()->payload, Payload::kInt8) << preset << ": " << plan.reason;
+    EXPECT_NE(plan.reason.find("int8+ef"), std::string::npos) << plan.reason;
+    EXPECT_NE(plan.reason.find("1 GbE"), std::string::npos) << plan.reason;
+    EXPECT_NE(plan.reason.find("fp32 all-reduce"), std::string::npos) << plan.reason;
+  }
+}
+
+TEST(Planner, Fp32WinsOnSingleNodeNvlink) {
+  for (const char* preset : {"8xh100-sxm", "8xa100-sxm"}) {
+    const StrategyPlan plan = plan_on(preset, model_preset("gpt2-124m", 16384));
+    ASSERT_NE(plan.picked(), nullptr);
+    EXPECT_EQ(plan.picked()->payload, Payload::kFp32) << preset << ": " << plan.reason;
+    EXPECT_NE(plan.picked()->shape, cost::Algorithm::kHierarchical);
+    EXPECT_FALSE(has(plan.nccl_env, "NCCL_P2P_DISABLE=1"));
+  }
+}
+
+// GPT-2 124M, 16 x 1024 tokens per GPU: on 8x4090 the fp32 ring runs at ~22 GB/s busbw through host
+// memory, so the last bucket — the tied wte/LM-head gradient, final only when backward ends —
+// sticks out by >10 ms of a ~215 ms step; bf16 halves that, a gain beyond the 3% tie band. On
+// 8xH100 NVLink (400 GB/s busbw) the same gradients take ~3.6 ms, mostly hidden: compression buys
+// nothing, so fp32 (the most precise) is kept.
+TEST(Planner, PcieAnd4090sPickDifferentlyFromNvlinkH100s) {
+  const ModelSpec model = model_preset("gpt2-124m", 16384);
+  const StrategyPlan pcie = plan_on("8x4090-pcie", model);
+  const StrategyPlan nvlink = plan_on("8xh100-sxm", model);
+  ASSERT_NE(pcie.picked(), nullptr);
+  ASSERT_NE(nvlink.picked(), nullptr);
+  EXPECT_NE(pcie.picked()->label(), nvlink.picked()->label());
+  EXPECT_NE(pcie.picked()->payload, Payload::kFp32) << pcie.reason;
+  EXPECT_EQ(nvlink.picked()->payload, Payload::kFp32) << nvlink.reason;
+  EXPECT_TRUE(has(pcie.nccl_env, "NCCL_P2P_DISABLE=1"));  // no P2P on GeForce 4090s
+}
+
+TEST(Planner, HierarchicalBeatsFlatWhenTheNetworkIsMuchSlower) {
+  const StrategyPlan plan = plan_on("2x8xh100-sxm-100gbe", model_preset("gpt2-124m", 16384));
+  const Candidate *flat = nullptr, *hier = nullptr;
+  for (const auto& c : plan.candidates) {
+    if (c.bucket_mb != 25 || c.payload != Payload::kFp32 || c.zero_stage != 0) continue;
+    if (c.shape == cost::Algorithm::kRing) flat = &c;
+    if (c.shape == cost::Algorithm::kHierarchical) hier = &c;
+  }
+  ASSERT_TRUE(flat && hier);
+  EXPECT_LT(hier->comm_s, flat->comm_s);
+  EXPECT_LE(hier->step_s, flat->step_s);
+}
+
+TEST(Planner, MemoryExcludesZero0For7bOn4090sAndPicksAStageThatFits) {
+  const ModelSpec llama = model_preset("llama-7b", 4096);
+  const StrategyPlan plan = plan_on("8x4090-pcie", llama);
+  for (const auto& c : plan.candidates)
+    if (c.zero_stage == 0) EXPECT_FALSE(c.fits) << c.label();  // 16Ψ = 108 GB > 24 GB
+  ASSERT_NE(plan.picked(), nullptr) << plan.reason;
+  EXPECT_TRUE(plan.picked()->fits);
+  EXPECT_GT(plan.picked()->zero_stage, 0);
+  EXPECT_LE(plan.picked()->memory_bytes, plan.memory_limit_bytes);
+  // 7B x 16 B / 8 = 13.5 GB: only full sharding fits in 24 GB, and the plan says the trainer lacks it.
+  EXPECT_EQ(plan.picked()->zero_stage, 3);
+  EXPECT_NE(plan.reason.find("ZeRO-3 because ZeRO-2 needs"), std::string::npos) << plan.reason;
+  EXPECT_TRUE(std::any_of(plan.notes.begin(), plan.notes.end(),
+                          [](const std::string& n) { return n.find("stages 0-2") != std::string::npos; }));
+
+  // 80 GB H100s: ZeRO-0 still does not fit (108 GB), ZeRO-1 (37 GB) does.
+  const StrategyPlan h100 = plan_on("8xh100-sxm", llama);
+  ASSERT_NE(h100.picked(), nullptr);
+  EXPECT_GE(h100.picked()->zero_stage, 1);
+  EXPECT_LE(h100.picked()->zero_stage, 2);
+
+  // A budget nothing fits in: no pick, a reason that says so.
+  PlanOptions tiny;
+  tiny.memory_budget_bytes = 1'000'000'000;
+  const StrategyPlan none = plan_on("8x4090-pcie", llama, tiny);
+  EXPECT_EQ(none.picked(), nullptr);
+  EXPECT_NE(none.reason.find("nothing fits"), std::string::npos) << none.reason;
+}
+
+TEST(Planner, MoreBandwidthNeverSlowsThePick) {
+  topology::Topology t = topology::preset_topology("2x8x4090-pcie-1gbe");
+  const ModelSpec model = model_preset("gpt2-124m", 16384);
+  double last = 1e30;
+  for (double bw : {0.1, 1.0, 10.0, 25.0, 100.0}) {
+    t.set_inter_node_busbw_gbps(bw);
+    const StrategyPlan plan = plan_strategy(t, model, {});
+    ASSERT_NE(plan.picked(), nullptr);
+    // The pick may be a tie-broken simpler plan within the tolerance of the fastest.
+    EXPECT_LE(plan.candidates.front().step_s, last) << bw;
+    last = plan.candidates.front().step_s;
+  }
+}
+
+TEST(Planner, SingleRankHasNoCommunicationAndTiesGoToTheSimplest) {
+  PlanOptions one;
+  one.ranks = 1;
+  const StrategyPlan plan = plan_on("8xh100-sxm", model_preset("gpt2-124m", 16384), one);
+  ASSERT_NE(plan.picked(), nullptr);
+  EXPECT_EQ(plan.picked()->comm_s, 0.0);
+  EXPECT_EQ(plan.picked()->payload, Payload::kFp32);
+  EXPECT_EQ(plan.picked()->bucket_mb, 25);
+  EXPECT_EQ(plan.picked()->zero_stage, 0);
+  EXPECT_NE(plan.reason.find("single rank"), std::string::npos);
+}
+
+TEST(Planner, MeasuredBackwardTimeOverridesPeakTimesMfu) {
+  ModelSpec model = model_preset("gpt2-124m", 16384);
+  model.measured_backward_s = 2.4;
+  const StrategyPlan plan = plan_on("2x8x4090-pcie-1gbe", model);
+  EXPECT_DOUBLE_EQ(plan.compute.backward_s, 2.4);
+  EXPECT_DOUBLE_EQ(plan.compute.forward_s, 1.2);
+}
+
+}  // namespace
+}  // namespace tt::strategy
+
+namespace tt::strategy {
+namespace {
+
+// GradReducer's compressed all-reduce all-gathers every rank's compressed bucket: (n-1)·S_c per
+// rank instead of a ring's 2(n-1)/n·S_c. On 8 ranks that is 7 x 2 B = 14 B/elem for bf16 against
+// fp32 ring's 1.75 x 4 = 7 B/elem, so under that algorithm compression stops paying on 8x4090.
+TEST(Planner, AllGatherCompressedAllReduceIsPricedAsGradReducerRunsIt) {
+  const ModelSpec model = model_preset("gpt2-124m", 16384);
+  PlanOptions gather;
+  gather.compressed_all_reduce = CompressedAllReduce::kAllGather;
+  const StrategyPlan ring = plan_on("8x4090-pcie", model);
+  const StrategyPlan as_trained = plan_on("8x4090-pcie", model, gather);
+  ASSERT_NE(as_trained.picked(), nullptr);
+  EXPECT_EQ(as_trained.picked()->payload, Payload::kFp32) << as_trained.reason;
+  EXPECT_TRUE(std::any_of(ring.notes.begin(), ring.notes.end(),
+                          [](const std::string& n) { return n.find("GradReducer all-gathers") != std::string::npos; }));
+  for (const auto& c : as_trained.candidates)
+    EXPECT_FALSE(c.payload != Payload::kFp32 && c.zero_stage == 0 && c.shape == cost::Algorithm::kTree) << c.label();
+}
+
+}  // namespace
+}  // namespace tt::strategy
