@@ -492,7 +492,11 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   if (par.zero_stage() < 0 || par.zero_stage() > 2)
     c.add("parallel.zero_stage", str("parallel.zero_stage must be 0, 1 or 2 (got ", par.zero_stage(), ")"),
           "0 all-reduces gradients; 1 shards optimizer state; 2 shards gradients too");
-  c.positive_finite("parallel.bucket_cap_mb", par.bucket_cap_mb(), "gradient bucket cap in MB; the default is 25");
+  if (par.has_bucket_cap_mb() || par.strategy() != "auto")
+    c.positive_finite("parallel.bucket_cap_mb", par.bucket_cap_mb(), "gradient bucket cap in MB; the default is 25");
+  if (!par.strategy().empty() && par.strategy() != "manual" && par.strategy() != "auto")
+    c.add("parallel.strategy", str("parallel.strategy \"", par.strategy(), "\" is not supported"),
+          "use \"manual\" (the default) or \"auto\" (the planner picks, see `topotrain plan`)");
   c.positive_finite("parallel.first_bucket_cap_mb", par.first_bucket_cap_mb(), "first bucket cap in MB; the default is 1");
   c.positive_finite("parallel.timeout_s", par.timeout_s(), "seconds before a missing peer ends the job; default 300");
   c.non_negative_finite("parallel.inject_comm_delay_s", par.inject_comm_delay_s(), "a test aid; leave it at 0");
@@ -599,8 +603,10 @@ void fill_defaults(config::Config& cfg) {
   if (!logging.has_run_dir()) logging.set_run_dir(kDefaultRunDir);
 
   config::ParallelConfig& parallel = *cfg.mutable_parallel();
-  if (!parallel.has_zero_stage()) parallel.set_zero_stage(0);
-  if (!parallel.has_bucket_cap_mb()) parallel.set_bucket_cap_mb(25.0f);
+  // With strategy "auto" the planner fills the strategy fields the user left unset (launch/).
+  const bool planned = parallel.strategy() == "auto";
+  if (!parallel.has_zero_stage() && !planned) parallel.set_zero_stage(0);
+  if (!parallel.has_bucket_cap_mb() && !planned) parallel.set_bucket_cap_mb(25.0f);
   if (!parallel.has_first_bucket_cap_mb()) parallel.set_first_bucket_cap_mb(1.0f);
   if (!parallel.has_timeout_s()) parallel.set_timeout_s(300.0f);
   if (!parallel.has_error_feedback()) parallel.set_error_feedback(true);

@@ -9,6 +9,7 @@
 #include "core/logging.h"
 #include "launch/args.h"
 #include "launch/commands.h"
+#include "launch/auto_strategy.h"
 #include "launch/process_group.h"
 #include "launch/tokenizer_command.h"
 #include "launch/trainer.h"
@@ -31,6 +32,7 @@ int bench_step(const Args& args) {
   cfg.mutable_train()->set_steps(std::max(cfg.train().steps(), steps + warmup));
   const auto comm = create_process_group(cfg);
   return run_on_all_ranks(*comm, "bench step", [&] {
+    resolve_auto_strategy(cfg, p.get("--config"), *comm);
     const int threads = configure_threads(cfg.train().threads());
     Trainer trainer(cfg, p.get("--config"), *comm, /*random_data_fallback=*/true);
     for (int i = 0; i < warmup; ++i) trainer.step(i);

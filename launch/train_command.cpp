@@ -5,6 +5,7 @@
 #include "core/logging.h"
 #include "launch/args.h"
 #include "launch/commands.h"
+#include "launch/auto_strategy.h"
 #include "launch/process_group.h"
 #include "launch/sampler.h"
 #include "launch/trainer.h"
@@ -32,9 +33,10 @@ int train_main(const Args& args) {
       .repeated("--set", "KEY=VALUE", "override a config field, e.g. --set train.steps=100")
       .flag("--resume", "continue from the newest complete checkpoint in <run_dir>/checkpoints");
   if (!p.parse(args)) return 0;
-  const config::Config cfg = load_config(p.get("--config"), p.get_all("--set"));
+  config::Config cfg = load_config(p.get("--config"), p.get_all("--set"));
   const auto comm = create_process_group(cfg);
   return run_on_all_ranks(*comm, "train", [&] {
+    resolve_auto_strategy(cfg, p.get("--config"), *comm);
     const int threads = configure_threads(cfg.train().threads());
     if (comm->rank() == 0) log_info("config ", p.get("--config"), " | ", threads, " threads per rank");
     install_stop_signal_handlers();
