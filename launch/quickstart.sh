@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 launch/install_deps.sh
-launch/build.sh
+TT_BUILD_TARGET=topotrain launch/build.sh
 RUN=runs/quickstart
 rm -rf "$RUN"
 build/topotrain data synth --out "$RUN/data" --vocab 32 --order 2 --concentration 30 --seed 1 --train-tokens 4000000 --val-tokens 200000
