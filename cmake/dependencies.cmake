@@ -36,4 +36,26 @@ if(TOPOTRAIN_CUDA STREQUAL "ON" OR TOPOTRAIN_CUDA STREQUAL "AUTO")
                         "or configure with -DTOPOTRAIN_CUDA=OFF")
   endif()
 endif()
-message(STATUS "topotrain: CUDA=${TT_HAVE_CUDA} MPI=${TOPOTRAIN_MPI} sanitize='${TOPOTRAIN_SANITIZE}'")
+# NCCL (optional, needs CUDA): the GPU communicator backend. Looked up in NCCL_ROOT / NCCL_HOME, then
+# in the CUDA toolkit (CUDA 13 images ship nccl.h in include/ and libnccl.so in lib/ or lib64/), then in
+# the system paths (Debian's libnccl-dev). Found: TT_HAVE_NCCL=ON and the imported target tt::nccl.
+set(TT_HAVE_NCCL OFF)
+if(TT_HAVE_CUDA AND TOPOTRAIN_NCCL)
+  find_path(NCCL_INCLUDE_DIR nccl.h
+            HINTS $ENV{NCCL_ROOT} $ENV{NCCL_HOME} ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}
+            PATH_SUFFIXES include)
+  find_library(NCCL_LIBRARY NAMES nccl
+               HINTS $ENV{NCCL_ROOT} $ENV{NCCL_HOME} ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}
+               PATH_SUFFIXES lib lib64)
+  if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    if(NOT TARGET tt::nccl)
+      add_library(tt::nccl UNKNOWN IMPORTED)
+      set_target_properties(tt::nccl PROPERTIES IMPORTED_LOCATION "${NCCL_LIBRARY}"
+                                                INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
+    endif()
+    set(TT_HAVE_NCCL ON)
+  else()
+    message(STATUS "topotrain: NCCL not found (nccl.h / libnccl); the nccl backend is not built")
+  endif()
+endif()
+message(STATUS "topotrain: CUDA=${TT_HAVE_CUDA} MPI=${TOPOTRAIN_MPI} NCCL=${TT_HAVE_NCCL} sanitize='${TOPOTRAIN_SANITIZE}'")

@@ -3,11 +3,16 @@
 // (parallel/strategy/planner.h), printing the candidates, the pick with the config overrides that
 // select it, a one-line reason and NCCL environment hints. Decisions live in the planner; this file
 // only reads inputs and formats.
+// `topotrain plan (--preset NAME | --topology FILE) --predict-collective OPS --bytes SIZES` instead
+// prints the cost model's time for single collectives (no config needed), in bench comm's size
+// convention, so measured `bench comm` times can be compared with the model (launch/ground_truth.sh).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/allocator.h"
 #include "core/config.h"
@@ -49,6 +54,100 @@ nlohmann::json candidate_json(const strategy::Candidate& c) {
           {"eligible", c.eligible}};
 }
 
+// "64K" -> 65536 (binary suffixes K, M, G; optional trailing B), as `bench comm --sizes`.
+std::vector<int64_t> parse_byte_list(const std::string& spec) {
+  std::vector<int64_t> out;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    const size_t comma = std::min(spec.find(',', start), spec.size());
+    std::string s = spec.substr(start, comma - start);
+    start = comma + 1;
+    if (s.empty()) continue;
+    const std::string item = s;
+    if (s.back() == 'B' || s.back() == 'b') s.pop_back();
+    int64_t mult = 1;
+    if (!s.empty()) {
+      const char c = char(std::toupper((unsigned char)s.back()));
+      mult = c == 'K' ? int64_t(1) << 10 : c == 'M' ? int64_t(1) << 20 : c == 'G' ? int64_t(1) << 30 : 1;
+      if (mult != 1) s.pop_back();
+    }
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (s.empty() || used != s.size() || v < 1)
+      throw Error(ErrorKind::kUsage, "bad size '" + item + "'", "topotrain plan --bytes", "use e.g. 64K,1M,16M");
+    out.push_back(v * mult);
+  }
+  if (out.empty()) throw Error(ErrorKind::kUsage, "no sizes in '" + spec + "'", "topotrain plan --bytes");
+  return out;
+}
+
+// --predict-collective: the cost model's time per collective and size on the cluster.
+int predict_collectives(const ArgParser& p, const cost::Cluster& cl, bool json) {
+  std::vector<cost::Collective> ops;
+  {
+    std::string spec = p.get("--predict-collective") + ",";
+    size_t start = 0, comma;
+    while ((comma = spec.find(',', start)) != std::string::npos) {
+      const std::string op = spec.substr(start, comma - start);
+      start = comma + 1;
+      if (op.empty()) continue;
+      if (op == "all_reduce")
+        ops.push_back(cost::Collective::kAllReduce);
+      else if (op == "reduce_scatter")
+        ops.push_back(cost::Collective::kReduceScatter);
+      else if (op == "all_gather")
+        ops.push_back(cost::Collective::kAllGather);
+      else
+        throw Error(ErrorKind::kUsage, "unknown collective '" + op + "'", "--predict-collective",
+                    "all_reduce, reduce_scatter or all_gather (comma-separated)");
+    }
+  }
+  const std::string algo_name = p.get("--algorithm");
+  cost::Algorithm algo = cost::Algorithm::kRing;
+  if (algo_name == "tree")
+    algo = cost::Algorithm::kTree;
+  else if (algo_name == "hierarchical")
+    algo = cost::Algorithm::kHierarchical;
+  else if (algo_name != "ring")
+    throw Error(ErrorKind::kUsage, "unknown --algorithm '" + algo_name + "'", "--algorithm", "ring, tree or hierarchical");
+  const std::vector<int64_t> sizes = parse_byte_list(p.get("--bytes"));
+  nlohmann::json rows = nlohmann::json::array();
+  if (!json) std::printf("%-15s %12s %5s %12s %12s %12s %10s\n", "collective", "bytes", "ranks", "latency_us", "transfer_us", "time_us", "busbw_GB/s");
+  for (const cost::Collective op : ops) {
+    if (algo == cost::Algorithm::kTree && op != cost::Collective::kAllReduce)
+      throw Error(ErrorKind::kUsage, "tree is an all_reduce algorithm only", "--algorithm");
+    for (const int64_t bytes : sizes) {
+      const cost::CollectiveCost c = cost::collective_cost(op, algo, double(bytes), cl);
+      const double factor = cl.ranks <= 1 ? 0.0
+                            : op == cost::Collective::kAllReduce ? 2.0 * (cl.ranks - 1) / cl.ranks
+                                                                 : double(cl.ranks - 1) / cl.ranks;
+      const double busbw = c.total_s() > 0 ? double(bytes) * factor / c.total_s() / 1e9 : 0.0;
+      if (json)
+        rows.push_back({{"collective", cost::collective_name(op)}, {"algorithm", cost::algorithm_name(algo)},
+                        {"bytes", bytes}, {"ranks", cl.ranks}, {"latency_s", c.latency_s},
+                        {"transfer_s", c.transfer_s}, {"time_s", c.total_s()}, {"busbw_gbps", busbw}});
+      else
+        std::printf("%-15s %12lld %5d %12.1f %12.1f %12.1f %10.3f\n", cost::collective_name(op), (long long)bytes,
+                    cl.ranks, c.latency_s * 1e6, c.transfer_s * 1e6, c.total_s() * 1e6, busbw);
+    }
+  }
+  if (json) {
+    nlohmann::json j;
+    j["ranks"] = cl.ranks;
+    j["nodes"] = cl.nodes;
+    j["intra_node"] = cl.intra.describe();
+    if (cl.nodes > 1) j["inter_node"] = cl.inter.describe();
+    j["predictions"] = rows;
+    std::printf("%s\n", j.dump(2).c_str());
+  }
+  return 0;
+}
+
 std::string overrides_for(const strategy::Candidate& c) {
   char mb[32];
   std::snprintf(mb, sizeof mb, "%g", c.bucket_mb);
@@ -63,7 +162,7 @@ int plan_main(const Args& args) {
               "Pick the gradient-communication strategy (bucket size, payload precision, collective shape, ZeRO "
               "stage) for the config's model and batch on a topology, from the alpha-beta cost model. Exit code 5 "
               "when no candidate fits in memory.");
-  p.option("--config", "FILE", "run config (.pbtxt): model and batch", "", true)
+  p.option("--config", "FILE", "run config (.pbtxt): model and batch (not needed with --predict-collective)")
       .repeated("--set", "KEY=VALUE", "override a config field")
       .option("--preset", "NAME", "topology preset, e.g. 8x4090-pcie, 8xh100-sxm, 2x8xh100-sxm-4x200g-ib")
       .option("--topology", "FILE", "topology file (`topotrain probe --dump FILE`)")
@@ -72,16 +171,22 @@ int plan_main(const Args& args) {
               "per-GPU memory budget (default: train.memory_budget_bytes, else 90% of the GPU's)")
       .option("--mfu", "X", "model FLOP utilisation for compute time (default 0.4 on GPUs)")
       .option("--backward-s", "S", "measured backward time per step, overriding peak x MFU")
+      .option("--forward-s", "S", "measured forward time per step (with --backward-s; default backward/2)")
+      .option("--optimizer-s", "S",
+              "measured optimizer pass per step on one rank over all parameters (default: memory-bandwidth estimate)")
       .option("--compressed-all-reduce", "ALGO",
               "how bf16/int8 all-reduce is priced: ring (compressed ring RS+AG) or allgather (GradReducer today: "
               "all-gather the compressed buckets, sum locally)",
               "ring")
       .option("--top", "N", "rows of the candidate table (0 = all)", "20")
+      .option("--predict-collective", "OPS",
+              "instead of planning: the cost model's time for these collectives (all_reduce,reduce_scatter,"
+              "all_gather) at --bytes, sizes as in `bench comm` (the whole buffer)")
+      .option("--bytes", "SIZES", "buffer sizes for --predict-collective (K/M/G binary)", "64K,1M,16M")
+      .option("--algorithm", "ALGO", "algorithm for --predict-collective: ring, tree or hierarchical", "ring")
       .flag("--json", "print one JSON object instead of tables");
   if (!p.parse(args)) return 0;
 
-  const std::string config_path = p.get("--config");
-  const config::Config cfg = load_config(config_path, p.get_all("--set"));
   const bool has_preset = !p.get("--preset").empty(), has_file = !p.get("--topology").empty();
   if (has_preset == has_file)
     throw Error(ErrorKind::kUsage, has_preset ? "--preset and --topology both given" : "no topology given",
@@ -89,6 +194,16 @@ int plan_main(const Args& args) {
   const topology::Topology topo =
       has_preset ? topology::preset_topology(p.get("--preset")) : topology::load_topology(p.get("--topology"));
   const int topo_ranks = cost::cluster_of(topo).ranks;
+
+  if (!p.get("--predict-collective").empty()) {
+    const int ranks = p.has("--gpus") ? int(p.get_int64_in("--gpus", 1, 1 << 20)) : 0;
+    return predict_collectives(p, cost::cluster_of(topo, ranks), p.get_flag("--json"));
+  }
+  const std::string config_path = p.get("--config");
+  if (config_path.empty())
+    throw Error(ErrorKind::kUsage, "--config is required", "topotrain plan",
+                "pass --config FILE (or --predict-collective OPS to price single collectives)");
+  const config::Config cfg = load_config(config_path, p.get_all("--set"));
 
   strategy::PlanOptions options;
   if (p.has("--gpus")) {
@@ -120,6 +235,15 @@ int plan_main(const Args& args) {
   if (p.has("--backward-s")) {
     model.measured_backward_s = p.get_double("--backward-s");
     if (!(model.measured_backward_s > 0)) throw Error(ErrorKind::kUsage, "--backward-s must be > 0", "--backward-s");
+  }
+  if (p.has("--forward-s")) {
+    if (!p.has("--backward-s")) throw Error(ErrorKind::kUsage, "--forward-s needs --backward-s", "--forward-s");
+    model.measured_forward_s = p.get_double("--forward-s");
+    if (!(model.measured_forward_s > 0)) throw Error(ErrorKind::kUsage, "--forward-s must be > 0", "--forward-s");
+  }
+  if (p.has("--optimizer-s")) {
+    model.measured_optimizer_s = p.get_double("--optimizer-s");
+    if (!(model.measured_optimizer_s > 0)) throw Error(ErrorKind::kUsage, "--optimizer-s must be > 0", "--optimizer-s");
   }
 
   const strategy::StrategyPlan plan = strategy::plan_strategy(topo, model, options);

@@ -379,10 +379,16 @@ int Trainer::load_checkpoint(const std::string& path) {
   if (reducer_->residual().defined()) {
     Tensor& mine = reducer_->residual();
     const size_t bytes = mine.nbytes();
-    if (r.has("error_feedback") && state.world_size == comm_.size()) {
+    // [compressed reduce-scatter] residual() also holds the owner residuals of the reduced chunks, so
+    // its length changed; a checkpoint whose section has another length is not loaded (no overread).
+    const bool same_layout = r.has("error_feedback") && r.bytes("error_feedback").size() == bytes * size_t(comm_.size());
+    if (r.has("error_feedback") && state.world_size == comm_.size() && same_layout) {
       std::memcpy(mine.raw(), r.bytes("error_feedback").data() + bytes * size_t(comm_.rank()), bytes);
     } else if (is_rank0()) {
-      log_warn("error-feedback residuals ", r.has("error_feedback") ? "were written by a different rank count" : "are not in the checkpoint",
+      log_warn("error-feedback residuals ",
+               !r.has("error_feedback")              ? "are not in the checkpoint"
+               : state.world_size != comm_.size()    ? "were written by a different rank count"
+                                                     : "have another layout (written by an older topotrain)",
                "; starting them at zero");
     }
   }

@@ -10,6 +10,9 @@
 #if TOPOTRAIN_HAVE_MPI
 #include <mpi.h>
 #endif
+#if TOPOTRAIN_HAVE_NCCL
+#include "parallel/comm/nccl/nccl_communicator.h"
+#endif
 
 namespace tt {
 
@@ -25,7 +28,11 @@ int version_main(const Args&) {
   std::printf("  CUDA:   no (built with TOPOTRAIN_CUDA=OFF or without nvcc)\n");
 #endif
   std::printf("  cuDNN:  no (not used by this build)\n");
-  std::printf("  NCCL:   no (not used by this build)\n");
+#if TOPOTRAIN_HAVE_NCCL
+  std::printf("  NCCL:   yes (%s)\n", parallel::nccl_version_string().c_str());
+#else
+  std::printf("  NCCL:   no (built without CUDA or without NCCL found)\n");
+#endif
 #if TOPOTRAIN_HAVE_MPI
   char lib[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;

@@ -33,3 +33,21 @@ void gelu_forward_cpu(float* out, const float* inp, int64_t n);
 void gelu_backward_cpu(float* dinp, const float* inp, const float* dout, int64_t n);
 
 }  // namespace tt::kernels
+
+// ---- CUDA (gelu.cu) ----------------------------------------------------------------------------
+// Same contracts as the CPU functions, on device pointers; fp32 and bf16 storage (fp32 arithmetic,
+// bf16 results rounded to nearest even). Asynchronous on `stream`; bit-reproducible.
+#if TOPOTRAIN_HAVE_CUDA
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+namespace tt::kernels {
+
+void gelu_forward_cuda(float* out, const float* inp, int64_t n, cudaStream_t stream = 0);
+void gelu_forward_cuda(__nv_bfloat16* out, const __nv_bfloat16* inp, int64_t n, cudaStream_t stream = 0);
+void gelu_backward_cuda(float* dinp, const float* inp, const float* dout, int64_t n, cudaStream_t stream = 0);
+void gelu_backward_cuda(__nv_bfloat16* dinp, const __nv_bfloat16* inp, const __nv_bfloat16* dout, int64_t n,
+                        cudaStream_t stream = 0);
+
+}  // namespace tt::kernels
+#endif  // TOPOTRAIN_HAVE_CUDA

@@ -19,3 +19,62 @@ void matmul_backward_cpu(float* dinp, float* dweight, float* dbias, const float*
                          const float* inp, const float* weight, int M, int K, int N);
 
 }  // namespace tt::kernels
+
+// ---- CUDA (matmul.cu) --------------------------------------------------------------------------
+// Device pointers, same [out, in] layouts and the same += / nullptr contract as the CPU version; T
+// is float (fp32 GEMM, no TF32) or __nv_bfloat16 (bf16 storage, fp32 accumulation). Asynchronous
+// on `stream`. GEMMs run through cuBLASLt: the TN layout (weightᵀ) in forward, NN for dinp, NT for
+// dweight, accumulating in place with beta = 1. Epilogues are fused where cuBLASLt offers them
+// (bias in forward, bias gradient via BGRADB in the dweight GEMM, GELU with the pre-activation
+// stored, dGELU + bias gradient); when cuBLASLt returns no algorithm for a fused configuration the
+// same result is produced unfused (plain GEMM + separate deterministic kernels).
+// Resources: one cuBLASLt handle per device, created on first use; one 32 MiB workspace per
+// (device, stream) from kernels/common/cuda_scratch.cuh. Both live until matmul_cuda_release().
+// Determinism: cuBLASLt picks the same algorithm for the same problem, workspace and device, and
+// its results are then bit-reproducible; bias gradients are deterministic either way.
+#if TOPOTRAIN_HAVE_CUDA
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+namespace tt::kernels {
+
+void matmul_forward_cuda(float* out, const float* inp, const float* weight, const float* bias, int M, int K, int N,
+                         cudaStream_t stream = 0);
+void matmul_forward_cuda(__nv_bfloat16* out, const __nv_bfloat16* inp, const __nv_bfloat16* weight,
+                         const __nv_bfloat16* bias, int M, int K, int N, cudaStream_t stream = 0);
+
+void matmul_backward_cuda(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                          const float* weight, int M, int K, int N, cudaStream_t stream = 0);
+void matmul_backward_cuda(__nv_bfloat16* dinp, __nv_bfloat16* dweight, __nv_bfloat16* dbias,
+                          const __nv_bfloat16* dout, const __nv_bfloat16* inp, const __nv_bfloat16* weight, int M,
+                          int K, int N, cudaStream_t stream = 0);
+
+// Linear layer followed by GELU (GPT-2's c_fc): pre_gelu[M,N] = inp · weightᵀ (+ bias) and
+// out[M,N] = gelu(pre_gelu), both OVERWRITTEN (CUBLASLT_EPILOGUE_GELU_AUX_BIAS). Same as
+// matmul_forward_cuda(pre_gelu, ...) followed by gelu_forward_cuda(out, pre_gelu, M*N).
+void matmul_gelu_forward_cuda(float* out, float* pre_gelu, const float* inp, const float* weight, const float* bias,
+                              int M, int K, int N, cudaStream_t stream = 0);
+void matmul_gelu_forward_cuda(__nv_bfloat16* out, __nv_bfloat16* pre_gelu, const __nv_bfloat16* inp,
+                              const __nv_bfloat16* weight, const __nv_bfloat16* bias, int M, int K, int N,
+                              cudaStream_t stream = 0);
+
+// Input gradient of a linear layer whose input was gelu(pre_gelu) (GPT-2's c_proj, reaching back
+// through the GELU into c_fc): dpre[M,K] = (dout[M,N] · weight[N,K]) ⊙ gelu'(pre_gelu[M,K]),
+// OVERWRITTEN (not accumulated: it is a fresh activation gradient), and dbias_pre[K] += Σ_rows dpre
+// (c_fc's bias gradient; nullptr: skipped). CUBLASLT_EPILOGUE_DGELU_BGRAD when available.
+void matmul_dgelu_backward_cuda(float* dpre, float* dbias_pre, const float* dout, const float* weight,
+                                const float* pre_gelu, int M, int K, int N, cudaStream_t stream = 0);
+void matmul_dgelu_backward_cuda(__nv_bfloat16* dpre, __nv_bfloat16* dbias_pre, const __nv_bfloat16* dout,
+                                const __nv_bfloat16* weight, const __nv_bfloat16* pre_gelu, int M, int K, int N,
+                                cudaStream_t stream = 0);
+
+// Process-wide switch for the fused cuBLASLt epilogues (default on). Off: every op takes the
+// unfused path. Lets tests check both paths against the CPU reference.
+void matmul_cuda_set_fused_epilogues(bool enabled);
+
+// Synchronises every device that has a handle, destroys the handles and frees all scratch buffers
+// (kernels/common/cuda_scratch.cuh). Later calls recreate them lazily.
+void matmul_cuda_release();
+
+}  // namespace tt::kernels
+#endif  // TOPOTRAIN_HAVE_CUDA

@@ -16,3 +16,23 @@ void softmax_cross_entropy_cpu(float* losses, float* dlogits, const float* logit
                                const int32_t* targets, int N, int V, int Vp, float dloss);
 
 }  // namespace tt::kernels
+
+// ---- CUDA (softmax_cross_entropy.cu) -----------------------------------------------------------
+// Same contract on device pointers: logits/dlogits are float or __nv_bfloat16 (fp32 math), losses
+// and targets stay fp32/int32; dlogits may equal logits; losses or dlogits may be nullptr.
+// Asynchronous on `stream`; bit-reproducible. The targets are not validated on the host (that
+// would need a copy back): a row whose target lies outside [0, V) gets a NaN loss and no one-hot term.
+#if TOPOTRAIN_HAVE_CUDA
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+namespace tt::kernels {
+
+void softmax_cross_entropy_cuda(float* losses, float* dlogits, const float* logits, const int32_t* targets, int N,
+                                int V, int Vp, float dloss, cudaStream_t stream = 0);
+void softmax_cross_entropy_cuda(float* losses, __nv_bfloat16* dlogits, const __nv_bfloat16* logits,
+                                const int32_t* targets, int N, int V, int Vp, float dloss,
+                                cudaStream_t stream = 0);
+
+}  // namespace tt::kernels
+#endif  // TOPOTRAIN_HAVE_CUDA

@@ -2,6 +2,9 @@
 // abort(). Written once here so adding a collective to Communicator changes one list, not one per
 // backend. Use inside the public section of a class deriving from tt::parallel::Communicator:
 //   class FooCommunicator : public Communicator { public: TT_COMMUNICATOR_BACKEND_OVERRIDES ... };
+// Collectives with a default implementation in Communicator (that throws "not supported") are
+// listed separately, so a backend opts in to each without breaking the others:
+//   TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE   all_to_all (local, mpi)
 #pragma once
 
 #include "parallel/comm/communicator.h"
@@ -18,3 +21,6 @@
   std::shared_ptr<Work> all_gather_v(const void* send, void* recv, const std::vector<int64_t>& counts,         \
                                      DType dtype) override;                                                     \
   [[noreturn]] void abort(int exit_code, const std::string& reason) override;
+
+#define TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE \
+  std::shared_ptr<Work> all_to_all(const void* send, void* recv, int64_t count_per_rank, DType dtype) override;

@@ -19,6 +19,9 @@
 #if TOPOTRAIN_HAVE_MPI
 #include "parallel/comm/mpi/mpi_communicator.h"
 #endif
+#if TOPOTRAIN_HAVE_NCCL
+#include "parallel/comm/nccl/nccl_communicator.h"
+#endif
 
 namespace tt::parallel {
 
@@ -48,6 +51,7 @@ const char* collective_name(CollectiveKind k) {
     case CollectiveKind::kAllGather: return "all_gather";
     case CollectiveKind::kBroadcast: return "broadcast";
     case CollectiveKind::kBarrier: return "barrier";
+    case CollectiveKind::kAllToAll: return "all_to_all";
   }
   return "?";
 }
@@ -78,7 +82,8 @@ std::string CollectiveFingerprint::str() const {
       s += tt::str("(", count, " ", dtype_name(dtype), ", ", reduce_op_name(ReduceOp(op_or_root)), ")");
       break;
     case CollectiveKind::kBroadcast: s += tt::str("(", count, " ", dtype_name(dtype), ", root ", op_or_root, ")"); break;
-    case CollectiveKind::kAllGather: s += tt::str("(", count, " ", dtype_name(dtype), ")"); break;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kAllToAll: s += tt::str("(", count, " ", dtype_name(dtype), ")"); break;
   }
   return s + tt::str(" #", seq);
 }
@@ -101,6 +106,12 @@ Communicator::~Communicator() = default;
 
 void Communicator::set_step(int64_t step) { state_->step.store(step); }
 int64_t Communicator::step() const { return state_->step.load(); }
+
+std::shared_ptr<Work> Communicator::all_to_all(const void*, void*, int64_t, DType) {
+  throw Error(ErrorKind::kRuntime, str("all_to_all is not supported by the ", backend(), " backend"),
+              str("communicator ", backend()),
+              "use the mpi or local backend, or gradient compression \"none\" (the compressed all-reduce needs it)");
+}
 
 bool Communicator::any_rank_requests_stop(bool mine) {
   int32_t flag = mine ? 1 : 0;
@@ -132,8 +143,37 @@ std::unique_ptr<Communicator> create_communicator(const CommOptions& opts) {
                 "comm backend", "rebuild with -DTOPOTRAIN_MPI=ON (see `topotrain --version`), or run one process");
 #endif
   }
+  if (backend == "nccl") {
+    // GPU buffers; never chosen by "auto" (the trainer's gradients live in host memory). NCCL needs a
+    // bootstrap to share rank 0's unique id: MPI for several processes, the local backend for one.
+#if TOPOTRAIN_HAVE_NCCL
+    CommOptions boot = opts;
+    boot.check_collectives = false;  // the NCCL backend fingerprints its own collectives over it
+    boot.inject_delay_s = 0;
+    std::unique_ptr<Communicator> bootstrap;
+    if (env.world_size > 1) {
+#if TOPOTRAIN_HAVE_MPI
+      boot.backend = "mpi";
+      bootstrap = create_mpi_communicator(boot, env);
+#else
+      throw Error(ErrorKind::kConfig,
+                  str("launched as rank ", env.rank, " of ", env.world_size, " (", env.source,
+                      ") with the nccl backend, which bootstraps over MPI, but this topotrain was built without MPI"),
+                  "comm backend", "rebuild with -DTOPOTRAIN_MPI=ON (see `topotrain --version`), or run one process");
+#endif
+    } else {
+      boot.backend = "local";
+      bootstrap = std::make_unique<LocalCommunicator>(boot);
+    }
+    return create_nccl_communicator(opts, std::move(bootstrap));
+#else
+    throw Error(ErrorKind::kConfig, "the nccl backend was requested but this topotrain was built without NCCL",
+                "comm backend",
+                "rebuild with CUDA and NCCL found (see `topotrain --version`), or use backend auto, mpi or local");
+#endif
+  }
   throw Error(ErrorKind::kConfig, "unknown communicator backend '" + opts.backend + "'", "comm backend",
-              "use one of: auto, mpi, local");
+              "use one of: auto, mpi, local, nccl");
 }
 
 // ---- pending-collective note ------------------------------------------------------------------

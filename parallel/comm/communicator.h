@@ -28,7 +28,8 @@ namespace tt::parallel {
 enum class ReduceOp { kSum, kAvg, kMax };  // kAvg: sum, then divide by size() (integers truncate)
 enum class WorkStatus { kPending, kCompleted, kFailed, kTimedOut };
 
-enum class CollectiveKind { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kBarrier };
+// New kinds go at the end: the MPI fingerprint exchange sends the enum's value.
+enum class CollectiveKind { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kBarrier, kAllToAll };
 
 const char* reduce_op_name(ReduceOp op);
 const char* work_status_name(WorkStatus s);
@@ -40,7 +41,7 @@ bool reducible_dtype(DType dtype);
 
 // What one rank called as its collective #seq; exchanged by `check_collectives` and printed on a
 // mismatch. count is this rank's element count as passed (per-rank block for reduce_scatter /
-// all_gather, the total of counts for the _v variants).
+// all_gather / all_to_all, the total of counts for the _v variants).
 struct CollectiveFingerprint {
   CollectiveKind kind = CollectiveKind::kBarrier;
   int64_t count = 0;
@@ -51,7 +52,7 @@ struct CollectiveFingerprint {
   bool operator==(const CollectiveFingerprint& o) const {
     return kind == o.kind && count == o.count && dtype == o.dtype && seq == o.seq && op_or_root == o.op_or_root;
   }
-  // "all_reduce(1024 f32, sum) #5", "broadcast(16 i32, root 0) #3", "barrier #2"
+  // "all_reduce(1024 f32, sum) #5", "broadcast(16 i32, root 0) #3", "all_to_all(96 i8) #4", "barrier #2"
   std::string str() const;
 };
 // The first rank whose fingerprint differs from rank 0's, as
@@ -114,6 +115,12 @@ class Communicator {
                                                  DType dtype, ReduceOp op) = 0;
   virtual std::shared_ptr<Work> all_gather_v(const void* send, void* recv, const std::vector<int64_t>& counts,
                                              DType dtype) = 0;
+  // Personalised exchange: send holds size() blocks of count_per_rank elements, block r going to
+  // rank r; recv receives size() blocks, rank r's block for this rank at r*count_per_rank. Any
+  // dtype (data movement only, no arithmetic); send and recv must not overlap. Not pure: a backend
+  // without it inherits a default that throws tt::Error(kRuntime, "all_to_all is not supported by
+  // the <backend> backend"). Implemented by local and mpi (TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE).
+  virtual std::shared_ptr<Work> all_to_all(const void* send, void* recv, int64_t count_per_rank, DType dtype);
 
   // A cheap blocking collective (all-reduce MAX of a flag) for the trainer to call once per step so
   // that every rank stops at the same step when any rank got SIGINT/SIGTERM. Counts as one

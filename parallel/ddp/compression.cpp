@@ -40,7 +40,39 @@ double payload_bytes_per_element(GradCompression c) {
   return c == GradCompression::kInt8 ? 1.0 + 4.0 / kInt8Block : c == GradCompression::kBf16 ? 2.0 : 4.0;
 }
 
-// int8 layout: all scales first (fp32, one per block), then the int8 values.
+std::vector<int64_t> chunk_bounds(int64_t n, int parts) {
+  TT_ASSERT(parts >= 1 && n >= 0, "chunk_bounds(", n, ", ", parts, ")");
+  const int64_t blocks = (n + kInt8Block - 1) / kInt8Block;
+  const int64_t base = blocks / parts, extra = blocks % parts;
+  std::vector<int64_t> b(size_t(parts) + 1, 0);
+  int64_t blocks_before = 0;
+  for (int r = 0; r < parts; ++r) {
+    blocks_before += base + (r < extra ? 1 : 0);
+    b[size_t(r) + 1] = std::min(n, blocks_before * kInt8Block);
+  }
+  return b;
+}
+
+// int8 layout: all scales first (fp32, one per block), then the int8 values. Scales are read and
+// written with memcpy: payload slots need not be 4-byte aligned.
+namespace {
+
+inline int8_t quantise(float x, float inv) {
+  return int8_t(std::clamp(std::nearbyint(x * inv), -127.0f, 127.0f));
+}
+
+// Block b of an int8 payload: absmax over g[lo, hi) -> scale; q <- Q(g); returns the scale.
+inline float quantise_block(const float* g, int64_t lo, int64_t hi, int8_t* q) {
+  float absmax = 0.0f;
+  for (int64_t i = lo; i < hi; ++i) absmax = std::max(absmax, std::fabs(g[i]));
+  const float scale = absmax / 127.0f;
+  const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+  for (int64_t i = lo; i < hi; ++i) q[i] = quantise(g[i], inv);
+  return scale;
+}
+
+}  // namespace
+
 void compress(const float* in, int64_t n, GradCompression c, uint8_t* out) {
   if (c == GradCompression::kNone) {
     std::memcpy(out, in, size_t(n) * 4);
@@ -50,17 +82,12 @@ void compress(const float* in, int64_t n, GradCompression c, uint8_t* out) {
     for (int64_t i = 0; i < n; ++i) o[i] = f32_to_bf16(in[i]);
   } else {
     const int64_t blocks = (n + kInt8Block - 1) / kInt8Block;
-    float* scales = reinterpret_cast<float*>(out);
     int8_t* q = reinterpret_cast<int8_t*>(out + blocks * 4);
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t lo = b * kInt8Block, hi = std::min(n, lo + kInt8Block);
-      float absmax = 0.0f;
-      for (int64_t i = lo; i < hi; ++i) absmax = std::max(absmax, std::fabs(in[i]));
-      const float scale = absmax / 127.0f;
-      std::memcpy(&scales[b], &scale, 4);
-      const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
-      for (int64_t i = lo; i < hi; ++i) q[i] = int8_t(std::clamp(std::nearbyint(in[i] * inv), -127.0f, 127.0f));
+      const float scale = quantise_block(in, lo, hi, q);
+      std::memcpy(out + b * 4, &scale, 4);
     }
   }
 }
@@ -76,26 +103,50 @@ void decompress_add(const uint8_t* in, int64_t n, GradCompression c, float scale
     for (int64_t i = 0; i < n; ++i) acc[i] += scale * bf16_to_f32(v[i]);
   } else {
     const int64_t blocks = (n + kInt8Block - 1) / kInt8Block;
-    const float* scales = reinterpret_cast<const float*>(in);
     const int8_t* q = reinterpret_cast<const int8_t*>(in + blocks * 4);
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) acc[i] += scale * scales[i / kInt8Block] * float(q[i]);
+    for (int64_t b = 0; b < blocks; ++b) {
+      float block_scale;
+      std::memcpy(&block_scale, in + b * 4, 4);
+      const float s = scale * block_scale;  // (scale * block scale) * q, as element-wise
+      const int64_t lo = b * kInt8Block, hi = std::min(n, lo + kInt8Block);
+      for (int64_t i = lo; i < hi; ++i) acc[i] += s * float(q[i]);
+    }
   }
 }
 
+// One pass per block (or element): g += residual; out <- Q(g); residual <- g - deQ(out).
 void compress_with_feedback(float* g, float* residual, int64_t n, GradCompression c, uint8_t* out) {
-  if (residual) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) g[i] += residual[i];
+  if (!residual) {
+    compress(g, n, c, out);
+    return;
   }
-  compress(g, n, c, out);
-  if (residual) {
-    // residual = g - deQ(out), computed as -(deQ(out) - g) through decompress_add.
+  if (c == GradCompression::kNone) {
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) residual[i] = -g[i];
-    decompress_add(out, n, c, 1.0f, residual);
+    for (int64_t i = 0; i < n; ++i) {
+      g[i] += residual[i];
+      residual[i] = 0.0f;
+    }
+    std::memcpy(out, g, size_t(n) * 4);
+  } else if (c == GradCompression::kBf16) {
+    uint16_t* o = reinterpret_cast<uint16_t*>(out);
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; ++i) residual[i] = -residual[i];
+    for (int64_t i = 0; i < n; ++i) {
+      g[i] += residual[i];
+      o[i] = f32_to_bf16(g[i]);
+      residual[i] = g[i] - bf16_to_f32(o[i]);
+    }
+  } else {
+    const int64_t blocks = (n + kInt8Block - 1) / kInt8Block;
+    int8_t* q = reinterpret_cast<int8_t*>(out + blocks * 4);
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t lo = b * kInt8Block, hi = std::min(n, lo + kInt8Block);
+      for (int64_t i = lo; i < hi; ++i) g[i] += residual[i];
+      const float scale = quantise_block(g, lo, hi, q);
+      std::memcpy(out + b * 4, &scale, 4);
+      for (int64_t i = lo; i < hi; ++i) residual[i] = g[i] - scale * float(q[i]);
+    }
   }
 }
 

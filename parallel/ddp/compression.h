@@ -3,15 +3,19 @@
 // what quantisation dropped into the next step (without it, gradients smaller than half a
 // quantisation step are lost forever).
 //
-// Design: a compressed all-reduce is an all-gather of every rank's compressed bucket followed by a
-// local decompress-and-sum in rank order, so every rank computes bit-identical averages (no
-// reduction tree re-rounds partial sums) and the wire carries only compressed bytes. Pure functions
-// on buffers; thread-compatible.
+// Design: GradReducer's compressed all-reduce is a compressed reduce-scatter + all-gather. Each
+// bucket is split into one chunk per rank (chunk_bounds); every rank compresses each chunk and an
+// all_to_all delivers chunk r of every rank to rank r; the owner decompresses the copies in rank
+// order, averages, re-compresses its reduced chunk, and an all_gather hands every rank every
+// compressed reduced chunk, which all ranks decompress identically: bit-identical averages, only
+// compressed bytes on the wire, 2(n-1)/n of the compressed bucket per rank (a ring's volume). Pure
+// functions on buffers; thread-compatible.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tt::parallel {
 
@@ -26,6 +30,13 @@ const char* grad_compression_name(GradCompression c);
 size_t compressed_bytes(int64_t n, GradCompression c);
 // Payload bytes per element on the wire (4, 2, 1 + 4/kInt8Block), for the cost model.
 double payload_bytes_per_element(GradCompression c);
+
+// Splits n elements into `parts` contiguous chunks: parts + 1 offsets, chunk r = [b[r], b[r+1]).
+// Boundaries fall on multiples of kInt8Block (so a chunked int8 compression quantises the same
+// blocks as a whole one); the blocks are dealt out evenly, earlier chunks taking the remainder, so
+// chunk 0 is the largest and, when n has fewer blocks than parts, the last chunks are empty. A pure
+// function of (n, parts): every rank computes the same split.
+std::vector<int64_t> chunk_bounds(int64_t n, int parts);
 
 // out <- Q(in). Deterministic.
 void compress(const float* in, int64_t n, GradCompression c, uint8_t* out);

@@ -30,14 +30,31 @@ GradReducer::GradReducer(Communicator& comm, Tensor grads, const std::vector<std
     if (zero_stage_ != 0)
       throw Error(ErrorKind::kConfig, "gradient compression works with the all-reduce (zero_stage 0) only",
                   "parallel.grad_compression", "set parallel.zero_stage=0 or parallel.grad_compression=\"none\"");
-    if (error_feedback) residual_ = Tensor::zeros("compression.error_feedback", {n});
+    const int world = comm_.size();
     size_t total = 0;
+    int64_t owner_total = 0, largest_chunk = 0;
     for (const Bucket& b : buckets_) {
-      send_offset_.push_back(total);
-      total += compressed_bytes(b.size(), compression_);
+      ChunkLayout l;
+      l.bounds = chunk_bounds(b.size(), world);
+      int64_t longest = 0;
+      for (int r = 0; r < world; ++r) {
+        const int64_t len = l.bounds[size_t(r) + 1] - l.bounds[size_t(r)];
+        longest = std::max(longest, len);
+        l.chunk_bytes = std::max(l.chunk_bytes, compressed_bytes(len, compression_));
+      }
+      l.chunk_bytes = (l.chunk_bytes + 3) / 4 * 4;  // keep every slot 4-byte aligned (fp32 scales, bf16)
+      l.offset = total;
+      l.owner_offset = owner_total;
+      total += l.chunk_bytes * size_t(world);
+      owner_total += longest;
+      largest_chunk = std::max(largest_chunk, longest);
+      layout_.push_back(std::move(l));
     }
-    send_.resize(total);
-    recv_.resize(total * size_t(comm_.size()));
+    // Zeroed once: the padding of each slot is sent but never written, so it stays zero.
+    send_.assign(total, 0);
+    recv_.assign(total, 0);
+    owner_acc_.assign(size_t(largest_chunk), 0.0f);
+    if (error_feedback) residual_ = Tensor::zeros("compression.error_feedback", {n + owner_total});
   }
 }
 
@@ -67,12 +84,7 @@ void GradReducer::launch(size_t i) {
   const Bucket& b = buckets_[i];
   float* g = grads_.data<float>();
   if (compression_ != GradCompression::kNone) {
-    uint8_t* send = send_.data() + send_offset_[i];
-    compress_with_feedback(g + b.begin, residual_.defined() ? residual_.data<float>() + b.begin : nullptr, b.size(),
-                           compression_, send);
-    const size_t bytes = compressed_bytes(b.size(), compression_);
-    pending_.push_back(comm_.all_gather(send, recv_.data() + send_offset_[i] * size_t(comm_.size()), int64_t(bytes),
-                                        DType::kI8));
+    launch_compressed(i);
     return;
   }
   if (zero_stage_ == 0) {
@@ -85,14 +97,34 @@ void GradReducer::launch(size_t i) {
   pending_.push_back(comm_.reduce_scatter_v(g + b.begin, recv, counts, DType::kF32, ReduceOp::kAvg));
 }
 
+// Compresses chunk r of the bucket into send slot r and sends it to rank r.
+void GradReducer::launch_compressed(size_t i) {
+  const Bucket& b = buckets_[i];
+  const ChunkLayout& l = layout_[i];
+  float* g = grads_.data<float>() + b.begin;
+  float* residual = residual_.defined() ? residual_.data<float>() + b.begin : nullptr;
+  uint8_t* send = send_.data() + l.offset;
+  for (int r = 0; r < comm_.size(); ++r) {
+    const int64_t lo = l.bounds[size_t(r)], len = l.bounds[size_t(r) + 1] - lo;
+    if (len > 0)
+      compress_with_feedback(g + lo, residual ? residual + lo : nullptr, len, compression_,
+                             send + size_t(r) * l.chunk_bytes);
+  }
+  pending_.push_back(comm_.all_to_all(send, recv_.data() + l.offset, int64_t(l.chunk_bytes), DType::kI8));
+}
+
 void GradReducer::finish_backward() {
   const double t0 = now_s();
   if (communicate_) TT_ASSERT(next_bucket_ == buckets_.size(), "backward did not report every gradient range");
   // In-flight time is the union of the [issued, completed] intervals: queued collectives overlap.
   std::vector<std::pair<double, double>> spans;
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    pending_[i]->wait();
-    spans.push_back({issued_at_[i], issued_at_[i] + pending_[i]->elapsed_s()});
+  if (compression_ != GradCompression::kNone && communicate_) {
+    finish_compressed(spans);
+  } else {
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      pending_[i]->wait();
+      spans.push_back({issued_at_[i], issued_at_[i] + pending_[i]->elapsed_s()});
+    }
   }
   std::sort(spans.begin(), spans.end());
   double covered_until = -1e300;
@@ -102,7 +134,6 @@ void GradReducer::finish_backward() {
   }
   pending_.clear();
   issued_at_.clear();
-  if (compression_ != GradCompression::kNone && communicate_) finish_compressed();
   times_.exposed_comm_s += now_s() - t0;
   if (zero_stage_ == 2 && communicate_) {
     float* acc = shard_grads_.data<float>();
@@ -116,17 +147,46 @@ void GradReducer::finish_backward() {
   }
 }
 
-// Every rank decompresses all ranks' payloads and sums them in rank order: identical results.
-void GradReducer::finish_compressed() {
-  float* g = grads_.data<float>();
-  const int world = comm_.size();
+// pending_[i] is bucket i's all_to_all (launched in bucket order). Per bucket, in order: average the
+// copies of my chunk in rank order, re-compress it into my send slot, all-gather the slots in
+// place. Then every rank decompresses the same gathered bytes: identical results on every rank.
+void GradReducer::finish_compressed(std::vector<std::pair<double, double>>& spans) {
+  TT_ASSERT(pending_.size() == buckets_.size(), "compressed all-reduce: ", pending_.size(), " all_to_alls for ",
+            buckets_.size(), " buckets");
+  const int world = comm_.size(), me = comm_.rank();
   const float inv = 1.0f / float(world);
+  std::vector<std::shared_ptr<Work>> gathers;
+  std::vector<double> gathered_at;
   for (size_t i = 0; i < buckets_.size(); ++i) {
+    pending_[i]->wait();
+    spans.push_back({issued_at_[i], issued_at_[i] + pending_[i]->elapsed_s()});
+    const ChunkLayout& l = layout_[i];
+    const int64_t len = l.bounds[size_t(me) + 1] - l.bounds[size_t(me)];
+    uint8_t* mine = send_.data() + l.offset + size_t(me) * l.chunk_bytes;
+    if (len > 0) {
+      float* acc = owner_acc_.data();
+      std::fill(acc, acc + len, 0.0f);
+      const uint8_t* copies = recv_.data() + l.offset;
+      for (int r = 0; r < world; ++r) decompress_add(copies + size_t(r) * l.chunk_bytes, len, compression_, inv, acc);
+      float* owner_residual =
+          residual_.defined() ? residual_.data<float>() + grads_.numel() + l.owner_offset : nullptr;
+      compress_with_feedback(acc, owner_residual, len, compression_, mine);
+    }
+    gathered_at.push_back(now_s());
+    gathers.push_back(comm_.all_gather(mine, send_.data() + l.offset, int64_t(l.chunk_bytes), DType::kI8));
+  }
+  float* g = grads_.data<float>();
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    gathers[i]->wait();
+    spans.push_back({gathered_at[i], gathered_at[i] + gathers[i]->elapsed_s()});
     const Bucket& b = buckets_[i];
-    const size_t bytes = compressed_bytes(b.size(), compression_);
+    const ChunkLayout& l = layout_[i];
     std::memset(g + b.begin, 0, size_t(b.size()) * sizeof(float));
-    const uint8_t* all = recv_.data() + send_offset_[i] * size_t(world);
-    for (int r = 0; r < world; ++r) decompress_add(all + size_t(r) * bytes, b.size(), compression_, inv, g + b.begin);
+    for (int r = 0; r < world; ++r) {
+      const int64_t lo = l.bounds[size_t(r)], len = l.bounds[size_t(r) + 1] - lo;
+      if (len > 0)
+        decompress_add(send_.data() + l.offset + size_t(r) * l.chunk_bytes, len, compression_, 1.0f, g + b.begin + lo);
+    }
   }
 }
 

@@ -5,8 +5,22 @@
 // whose own thread progresses it while backward computes the earlier layers. finish() waits for the
 // rest, and the time it waits is the step's *exposed* communication.
 //   zero_stage 0: all_reduce(avg) of each bucket in place — every rank holds all averaged gradients.
-//                 With a compressed payload (bf16, int8) the bucket is compressed (with error
-//                 feedback when enabled), all-gathered, and decompressed and summed in rank order.
+//                 With a compressed payload (bf16, int8): a compressed reduce-scatter + all-gather.
+//                 The bucket is split into size() chunks (chunk_bounds); during backward this rank
+//                 compresses each chunk (with error feedback when enabled) into a rank-major send
+//                 buffer, each chunk padded to the bucket's largest compressed chunk, and issues an
+//                 all_to_all: rank r receives every rank's compressed chunk r. finish_backward()
+//                 then walks the buckets in order: waits for the bucket's all_to_all, decompresses
+//                 the copies of the chunk this rank owns in rank order into their average,
+//                 re-compresses it (with a second, "owner" error-feedback residual) and issues an
+//                 in-place all_gather of the compressed reduced chunks; then waits for the gathers
+//                 in order and decompresses every chunk into the gradient. Every rank decompresses
+//                 the same bytes: bit-identical gradients on all ranks. Wire volume per rank is
+//                 2(n-1)/n of the compressed bucket (plus chunk padding), as a ring's.
+//                 The follow-up (reduce + all_gather) runs in finish_backward(), not as soon as an
+//                 all_to_all completes during backward: collectives must be issued in the same order
+//                 on every rank, and completion times differ by rank. Each all_gather still overlaps
+//                 the reduction of the next bucket and its all_to_all's tail.
 //   zero_stage 1: reduce_scatter(avg) of each bucket into this rank's gradient shard; only the last
 //                 micro-step of an accumulation communicates.
 //   zero_stage 2: as 1, but every micro-step is reduced and accumulated into the shard, and the full
@@ -54,12 +68,26 @@ class GradReducer {
   int zero_stage() const { return zero_stage_; }
   const std::vector<Bucket>& buckets() const { return buckets_; }
   GradCompression compression() const { return compression_; }
-  // Error-feedback residual of this rank (empty tensor without feedback); checkpointed state.
+  // Error-feedback state of this rank (empty tensor without feedback); checkpointed state, the same
+  // length on every rank. [0, n): the residual of this rank's compressed gradient (n = gradient
+  // elements); [n, numel()): the "owner" residual of re-compressing the reduced chunks this rank
+  // owns, per bucket a slot as long as the bucket's largest chunk (layout depends on size()).
   Tensor& residual() { return residual_; }
 
  private:
   void launch(size_t bucket_index);
-  void finish_compressed();
+  void launch_compressed(size_t bucket_index);
+  // Waits for the all_to_alls, reduces owned chunks, all-gathers them and decompresses; appends the
+  // [issued, completed] span of every collective to spans.
+  void finish_compressed(std::vector<std::pair<double, double>>& spans);
+
+  // Compressed path: per bucket, its chunks and where its payloads live.
+  struct ChunkLayout {
+    std::vector<int64_t> bounds;  // size() + 1 offsets into the bucket (chunk_bounds)
+    size_t chunk_bytes = 0;       // compressed bytes per chunk slot, padded to the largest chunk
+    size_t offset = 0;            // into send_ and recv_; the bucket's slots span size() * chunk_bytes
+    int64_t owner_offset = 0;     // into the owner residual
+  };
 
   Communicator& comm_;
   Tensor grads_;
@@ -68,9 +96,12 @@ class GradReducer {
   Shard shard_;
   Tensor shard_grads_, shard_recv_;  // stage 1/2 only
   GradCompression compression_;
-  Tensor residual_;                     // error feedback, full buffer
-  std::vector<uint8_t> send_, recv_;    // compressed payloads: this rank's, and all ranks'
-  std::vector<size_t> send_offset_;     // per bucket, into send_ (recv_ offsets are size() times larger)
+  Tensor residual_;                     // error feedback: full buffer, then the owner slots
+  std::vector<ChunkLayout> layout_;     // per bucket
+  // Compressed payloads, rank-major slots of chunk_bytes. send_: this rank's chunk r in slot r, then
+  // (the all_gather's destination) rank r's reduced chunk r; recv_: rank r's copy of my chunk.
+  std::vector<uint8_t> send_, recv_;
+  std::vector<float> owner_acc_;        // the average of my chunk (largest chunk of any bucket)
   bool communicate_ = true, first_micro_ = true;
   size_t next_bucket_ = 0;
   int64_t ready_from_ = 0;

@@ -126,7 +126,7 @@ ComputeTimes compute_times(const ModelSpec& model, const cost::Cluster& cluster)
   ComputeTimes t;
   if (model.measured_backward_s > 0) {
     t.backward_s = model.measured_backward_s;
-    t.forward_s = model.measured_backward_s / 2;
+    t.forward_s = model.measured_forward_s > 0 ? model.measured_forward_s : model.measured_backward_s / 2;
     return t;
   }
   const double peak = (model.peak_tflops > 0 ? model.peak_tflops : cluster.peak_bf16_tflops) * 1e12;

@@ -35,6 +35,9 @@ struct ModelSpec {
   double peak_tflops = 0;              // per device; 0 = from the topology's GPU (device table)
   double mfu = 0;                      // 0 = kDefaultGpuMfu on GPUs, kDefaultCpuMfu on CPUs
   double measured_backward_s = 0;      // > 0: backward time per optimizer step, overriding peak × MFU
+  double measured_forward_s = 0;       // > 0 (with measured_backward_s): forward time per step, else backward/2
+  double measured_optimizer_s = 0;     // > 0: optimizer pass over all Ψ on one rank (ZeRO-1/2 scale it by 1/N),
+                                       // overriding the memory-bandwidth estimate (planner.h)
 };
 
 // GPT-2 from its config; tokens_per_rank per optimizer step, seq_len for the attention FLOPs.

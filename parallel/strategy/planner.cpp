@@ -104,8 +104,8 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
   if (cluster.ranks > 1) {
     const auto ready = cost::bucket_ready_times(buckets, model.tensor_ranges, model.ready_fraction, bwd_micro);
     std::vector<cost::LinkJob> jobs;
-    const bool gather_sum = compressed_all_reduce == CompressedAllReduce::kAllGather && zero_stage == 0 &&
-                            payload != Payload::kFp32 && shape != Algorithm::kHierarchical;
+    const bool compressed_ar = zero_stage == 0 && payload != Payload::kFp32 && shape != Algorithm::kHierarchical;
+    const bool gather_sum = compressed_ar && compressed_all_reduce == CompressedAllReduce::kAllGather;
     for (size_t i = 0; i < buckets.size(); ++i) {
       const double elems = double(buckets[i].size());
       const double wire = elems * cost::payload_bytes_per_elem(payload);
@@ -116,6 +116,8 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
             (cluster.ranks - 1) * elems * (cost::payload_bytes_per_elem(payload) + 8) / (cluster.mem_bw_gbps * 1e9);
       } else {
         link = cost::collective_cost(c.grad_collective(), shape, wire, cluster).total_s();
+        // GradReducer's reduce-scatter: the owner decompress-adds n copies of its 1/n chunk.
+        if (compressed_ar) codec += elems * (cost::payload_bytes_per_elem(payload) + 8) / (cluster.mem_bw_gbps * 1e9);
       }
       jobs.push_back({ready[i], link + codec});
     }
@@ -139,7 +141,9 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
     }
   }
   const double updated = zero_stage >= 1 ? double(model.num_params) / cluster.ranks : double(model.num_params);
-  c.optimizer_s = updated * kOptimizerBytesPerParam / (cluster.mem_bw_gbps * 1e9);
+  c.optimizer_s = model.measured_optimizer_s > 0 && model.num_params > 0
+                      ? model.measured_optimizer_s * updated / double(model.num_params)
+                      : updated * kOptimizerBytesPerParam / (cluster.mem_bw_gbps * 1e9);
   c.step_s = c.compute_s + c.exposed_s + c.optimizer_s + c.gather_s;
   c.memory_bytes = zero_memory_bytes(zero_stage, model.num_params, cluster.ranks, payload);
   c.fits = memory_limit_bytes <= 0 || c.memory_bytes <= memory_limit_bytes;
@@ -243,10 +247,9 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
     for (Payload payload : options.payloads)
       for (int zero : options.zero_stages) {
         if (single && (payload != Payload::kFp32 || zero != 0)) continue;
-        const bool gather_sum =
-            options.compressed_all_reduce == CompressedAllReduce::kAllGather && payload != Payload::kFp32;
+        // Compressed all-reduce runs as GradReducer's all_to_all + all_gather (either pricing): no tree.
         std::vector<Algorithm> shapes{Algorithm::kRing};
-        if (!single && zero == 0 && !gather_sum) shapes.push_back(Algorithm::kTree);
+        if (!single && zero == 0 && payload == Payload::kFp32) shapes.push_back(Algorithm::kTree);
         if (cluster.nodes > 1 && cluster.ranks_per_node > 1) shapes.push_back(Algorithm::kHierarchical);
         for (Algorithm shape : shapes)
           plan.candidates.push_back(evaluate_candidate(cluster, model, plan.compute, mb, payload, shape, zero,
@@ -305,12 +308,14 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
         "recompute or an 8-bit optimizer to train here");
   if (p && p->payload != Payload::kFp32 && p->zero_stage == 0 && p->shape != Algorithm::kHierarchical &&
       options.compressed_all_reduce == CompressedAllReduce::kRing) {
-    const Candidate as_trained =
+    const Candidate whole_buckets =
         evaluate_candidate(cluster, model, plan.compute, p->bucket_mb, p->payload, Algorithm::kRing, 0,
                            plan.memory_limit_bytes, CompressedAllReduce::kAllGather);
-    plan.notes.push_back(str("priced as a compressed ring; GradReducer all-gathers compressed buckets instead, which ",
-                             "predicts ", format_seconds(as_trained.step_s), "/step (",
-                             format_seconds(as_trained.exposed_s), " exposed; --compressed-all-reduce allgather)"));
+    plan.notes.push_back(str("compressed all-reduce priced as GradReducer runs it: an all_to_all of compressed chunks, "
+                             "then GradReducer all-gathers the re-compressed reduced chunks (2(n-1)/n of the "
+                             "compressed bucket per rank); all-gathering whole compressed buckets would predict ",
+                             format_seconds(whole_buckets.step_s), "/step (", format_seconds(whole_buckets.exposed_s),
+                             " exposed; --compressed-all-reduce allgather)"));
   }
   if (p && p->shape == Algorithm::kHierarchical)
     plan.notes.push_back(

@@ -20,11 +20,15 @@
 //    eligible when no stage 0–2 candidate fits (GradReducer implements stages 0–2; a stage-3 pick
 //    says so in notes).
 //  * Tree is an all-reduce algorithm only (as in NCCL); hierarchical only exists with > 1 node.
-//  * A compressed (bf16/int8) all-reduce is priced as a compressed ring (reduce-scatter + all-gather,
-//    re-quantising per hop: 2(n-1)/n · S_c) by default. GradReducer today all-gathers every rank's
-//    compressed bucket and sums locally ((n-1) · S_c per rank: bit-identical on all ranks but only a
-//    gain while n · S_c / 2 < S_fp32); CompressedAllReduce::kAllGather prices that instead, and a
-//    compressed pick notes what it would cost under GradReducer's algorithm.
+//  * A compressed (bf16/int8) all-reduce is priced by default as GradReducer runs it: a compressed
+//    reduce-scatter (all_to_all of per-rank compressed chunks; each owner decompresses, averages and
+//    re-compresses its chunk) + an all-gather of the compressed reduced chunks: 2(n-1)/n · S_c per
+//    rank, a ring's volume, bit-identical on all ranks. Its link time is the ring all-reduce of S_c;
+//    its codec adds, to one compress + one decompress, the owner's decompress-add of the n copies
+//    of its chunk. Only the ring shape is priced for it (GradReducer has no compressed tree).
+//    CompressedAllReduce::kAllGather prices the earlier algorithm — all-gather every rank's whole
+//    compressed bucket and sum locally ((n-1) · S_c per rank, a gain only while n · S_c / 2 <
+//    S_fp32) — and a compressed pick notes what that would have cost.
 //  * Choice: the fastest predicted step among candidates that fit; candidates within
 //    tie_tolerance of it count as ties, broken towards the simpler/more precise: fp32 > bf16 > int8,
 //    flat > hierarchical, lower ZeRO stage, ring > tree, bucket size closest to 25 MB.
@@ -45,8 +49,8 @@ constexpr double kOptimizerBytesPerParam = 32;  // AdamW pass, memory traffic pe
 constexpr double kParamGatherBytes = 2;         // bf16 working parameters
 
 enum class CompressedAllReduce {
-  kRing,       // compressed ring reduce-scatter + all-gather (re-quantise per hop)
-  kAllGather,  // all-gather the compressed buckets, decompress and sum locally (GradReducer today)
+  kRing,       // compressed reduce-scatter (all_to_all) + all-gather: ring volume (GradReducer)
+  kAllGather,  // all-gather the whole compressed buckets, decompress and sum locally (GradReducer before)
 };
 
 struct PlanOptions {

@@ -210,7 +210,10 @@ AlphaBeta fit_all_reduce(const std::vector<CollectiveMeasurement>& measurements)
   if (!large || large->bus_bandwidth_gbps() <= 0) return ab;
   ab.busbw_gbps = large->bus_bandwidth_gbps();
   const double bus_bytes = double(small->bytes()) * all_reduce_bus_factor(small->ranks());
-  ab.latency_us = std::max(0.0, small->time_us() - bus_bytes / (ab.busbw_gbps * 1e3));
+  // The small size's time less its bandwidth term is the whole all-reduce's latency; the cost model
+  // charges alpha per ring step, 2(n-1) of them (collective_cost.h), so alpha is that share.
+  const double steps = 2.0 * (small->ranks() - 1);
+  ab.latency_us = std::max(0.0, small->time_us() - bus_bytes / (ab.busbw_gbps * 1e3)) / std::max(1.0, steps);
   return ab;
 }
 

@@ -73,8 +73,9 @@ struct AlphaBeta {
   double latency_us = 0;  // alpha
   double busbw_gbps = 0;  // beta; 0 when nothing was measured (one rank)
 };
-// Two-point fit of t(S) = alpha + S * factor / beta over the "all_reduce" entries: beta is the busbw
-// of the largest size, alpha the time of the smallest size less its bandwidth term (>= 0).
+// Two-point fit of t(S) = 2(n-1)·alpha + S * factor / beta over the "all_reduce" entries (the ring
+// all-reduce of collective_cost.h): beta is the busbw of the largest size, alpha the time of the
+// smallest size less its bandwidth term (>= 0), per ring step.
 AlphaBeta fit_all_reduce(const std::vector<CollectiveMeasurement>& measurements);
 
 }  // namespace tt::topology

@@ -1,5 +1,7 @@
 // Gradient compression: quantisation error bounds, layout, and error feedback — with feedback a
 // gradient too small to survive int8 quantisation is delivered over time, without it it is lost.
+// Also the chunking of the compressed reduce-scatter and GradReducer's compressed path on one rank
+// (the multi-rank path is tested under mpirun in tests/parallel/mpi/collectives_test.cpp).
 #include "parallel/ddp/compression.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +11,9 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/tensor.h"
+#include "parallel/comm/local/local_communicator.h"
+#include "parallel/ddp/reducer.h"
 
 namespace tt::parallel {
 namespace {
@@ -89,6 +94,112 @@ TEST(Compression, ErrorFeedbackDeliversWhatQuantisationDrops) {
       EXPECT_EQ(delivered[1], 0.0f) << "without error feedback the residual is lost";
     }
   }
+}
+
+TEST(Compression, ChunkBoundsAreBlockAlignedEvenAndCoverTheBucket) {
+  for (int64_t n : {0, 1, 255, 256, 257, 1000, 4096, 100000, 262144 + 17})
+    for (int parts : {1, 2, 3, 4, 7, 8}) {
+      const std::vector<int64_t> b = chunk_bounds(n, parts);
+      ASSERT_EQ(b.size(), size_t(parts) + 1);
+      EXPECT_EQ(b.front(), 0);
+      EXPECT_EQ(b.back(), n) << n << " / " << parts;
+      const int64_t blocks = (n + kInt8Block - 1) / kInt8Block;
+      for (int r = 0; r < parts; ++r) {
+        EXPECT_LE(b[size_t(r)], b[size_t(r) + 1]);
+        if (b[size_t(r) + 1] < n) EXPECT_EQ(b[size_t(r) + 1] % kInt8Block, 0) << n << " / " << parts << " r " << r;
+        // Whole blocks dealt evenly: chunk lengths differ by at most one block (the tail aside).
+        const int64_t len_blocks = (b[size_t(r) + 1] - b[size_t(r)] + kInt8Block - 1) / kInt8Block;
+        EXPECT_TRUE(len_blocks == blocks / parts || len_blocks == blocks / parts + 1) << n << " / " << parts;
+      }
+      EXPECT_EQ(chunk_bounds(n, parts), b) << "a pure function";
+    }
+  EXPECT_EQ(chunk_bounds(1000, 2), (std::vector<int64_t>{0, 512, 1000}));
+  EXPECT_EQ(chunk_bounds(300, 4), (std::vector<int64_t>{0, 256, 300, 300, 300}));
+}
+
+// Compressing chunk by chunk at chunk_bounds equals compressing the whole buffer: same blocks.
+TEST(Compression, ChunkedInt8CompressionQuantisesTheSameBlocks) {
+  const auto in = random_values(5000, 9, 0.1);
+  const auto whole = round_trip(in, GradCompression::kInt8);
+  const std::vector<int64_t> b = chunk_bounds(5000, 3);
+  for (int r = 0; r < 3; ++r) {
+    const std::vector<float> part(in.begin() + b[size_t(r)], in.begin() + b[size_t(r) + 1]);
+    const auto out = round_trip(part, GradCompression::kInt8);
+    for (size_t i = 0; i < part.size(); ++i) ASSERT_EQ(out[i], whole[size_t(b[size_t(r)]) + i]) << r << " " << i;
+  }
+}
+
+// GradReducer's compressed path over one rank: one chunk per bucket, compressed, exchanged,
+// "reduced" (the average of one copy), re-compressed and gathered. The result is Q(Q(g)) per bucket —
+// decompress(compress(g)) up to the second quantisation, which for bf16 is exact (a bf16 value is
+// its own rounding) and for int8 moves a value by at most float rounding of the block scale.
+void run_local_reducer(GradCompression c, bool feedback) {
+  const int64_t n = 3000;
+  // Three tensors, buckets small enough that the gradient spans several of them.
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, 1000}, {1000, 1700}, {1700, 3000}};
+  BucketCaps caps;
+  caps.cap_bytes = 4 * 1500;
+  caps.first_cap_bytes = 4 * 1000;
+  LocalCommunicator comm;
+  Tensor grads = Tensor::zeros("grads", {n});
+  GradReducer reducer(comm, grads, ranges, 0, caps, c, feedback);
+  ASSERT_GE(reducer.buckets().size(), 2u);
+  EXPECT_EQ(reducer.residual().defined(), feedback);
+  for (int step = 0; step < 3; ++step) {
+    const auto g = random_values(n, 100 + uint64_t(step), 0.02);
+    std::copy(g.begin(), g.end(), grads.data<float>());
+    std::vector<float> residual_before;
+    if (feedback) residual_before.assign(reducer.residual().data<float>(), reducer.residual().data<float>() + n);
+    const int64_t issued_before = comm.collectives_issued();
+    reducer.begin_backward(0, 1);
+    for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) reducer.on_grads_ready(it->first, it->second);
+    reducer.finish_backward();
+    // One all_to_all and one all_gather per bucket.
+    EXPECT_EQ(comm.collectives_issued() - issued_before, int64_t(2 * reducer.buckets().size()));
+    // What the rank sent: g (+ its residual), compressed.
+    std::vector<float> sent = g;
+    if (feedback)
+      for (int64_t i = 0; i < n; ++i) sent[size_t(i)] += residual_before[size_t(i)];
+    // int8 blocks start at each bucket's beginning.
+    std::vector<float> expected(size_t(n), 0.0f);
+    for (const Bucket& b : reducer.buckets()) {
+      const auto part = round_trip(std::vector<float>(sent.begin() + b.begin, sent.begin() + b.end), c);
+      std::copy(part.begin(), part.end(), expected.begin() + b.begin);
+    }
+    const float* got = grads.data<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (c == GradCompression::kBf16)
+        ASSERT_EQ(got[i], expected[size_t(i)]) << "step " << step << " element " << i;
+      else
+        ASSERT_NEAR(got[i], expected[size_t(i)], 1e-6f * std::fabs(expected[size_t(i)]) + 1e-12f)
+            << "step " << step << " element " << i;
+    }
+    if (feedback) {
+      const float* res = reducer.residual().data<float>();
+      ASSERT_GT(reducer.residual().numel(), n) << "owner residual slots follow the gradient residual";
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(res[i], sent[size_t(i)] - expected[size_t(i)], 1e-6f * std::fabs(sent[size_t(i)]) + 1e-12f)
+            << "worker residual " << i;  // up to a fused multiply-add's rounding
+      // Re-quantising a quantised value drops (almost) nothing.
+      for (int64_t i = n; i < reducer.residual().numel(); ++i) ASSERT_LE(std::fabs(res[i]), 1e-7f) << "owner " << i;
+    }
+  }
+}
+
+TEST(GradReducerCompressed, OneRankBf16) {
+  run_local_reducer(GradCompression::kBf16, false);
+  run_local_reducer(GradCompression::kBf16, true);
+}
+
+TEST(GradReducerCompressed, OneRankInt8) {
+  run_local_reducer(GradCompression::kInt8, false);
+  run_local_reducer(GradCompression::kInt8, true);
+}
+
+TEST(GradReducerCompressed, NeedsZeroStage0) {
+  LocalCommunicator comm;
+  Tensor grads = Tensor::zeros("grads", {512});
+  EXPECT_THROW(GradReducer(comm, grads, {{0, 512}}, 1, BucketCaps{}, GradCompression::kInt8), Error);
 }
 
 }  // namespace

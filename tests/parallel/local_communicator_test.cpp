@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "parallel/comm/backend_overrides.h"
 #include "parallel/comm/communicator.h"
 #include "parallel/comm/local/local_communicator.h"
 
@@ -111,6 +112,81 @@ TEST(CommNames, SizesAndNames) {
   EXPECT_STREQ(work_status_name(WorkStatus::kTimedOut), "timed out");
   EXPECT_TRUE(reducible_dtype(DType::kBF16));
   EXPECT_FALSE(reducible_dtype(DType::kU16));
+}
+
+TEST(LocalCommunicator, AllToAllOverOneRankCopiesItsOwnBlock) {
+  LocalCommunicator c;
+  std::vector<int8_t> send = {1, -2, 3, 4, 5}, recv(6, 0);
+  auto w = c.all_to_all(send.data(), recv.data(), 5, DType::kI8);
+  EXPECT_TRUE(w->is_completed());
+  w->wait();
+  EXPECT_EQ(recv, (std::vector<int8_t>{1, -2, 3, 4, 5, 0})) << "exactly count_per_rank elements";
+  std::vector<uint16_t> h = {7, 8, 9}, hr(3, 0);
+  c.all_to_all(h.data(), hr.data(), 3, DType::kBF16)->wait();
+  EXPECT_EQ(hr, h);
+  std::vector<float> f = {1.5f}, fr = {0.0f};
+  c.all_to_all(f.data(), fr.data(), 1, DType::kF32)->wait();
+  EXPECT_EQ(fr[0], 1.5f);
+  c.all_to_all(nullptr, nullptr, 0, DType::kI32)->wait();  // zero count
+  EXPECT_EQ(c.collectives_issued(), 4);
+  try {
+    c.all_to_all(f.data(), fr.data(), -1, DType::kF32);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInternal);
+    EXPECT_NE(std::string(e.what()).find("all_to_all"), std::string::npos) << e.what();
+  }
+}
+
+// A backend that does not implement all_to_all (as a new backend starts out) inherits a default
+// that fails with a runtime error naming the collective and the backend.
+class NoAllToAllCommunicator : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  int node() const override { return 0; }
+  int num_nodes() const override { return 1; }
+  std::string backend() const override { return "stub"; }
+  TT_COMMUNICATOR_BACKEND_OVERRIDES
+};
+std::shared_ptr<Work> NoAllToAllCommunicator::all_reduce(void*, int64_t, DType, ReduceOp) { return nullptr; }
+std::shared_ptr<Work> NoAllToAllCommunicator::reduce_scatter(const void*, void*, int64_t, DType, ReduceOp) {
+  return nullptr;
+}
+std::shared_ptr<Work> NoAllToAllCommunicator::all_gather(const void*, void*, int64_t, DType) { return nullptr; }
+std::shared_ptr<Work> NoAllToAllCommunicator::broadcast(void*, int64_t, DType, int) { return nullptr; }
+std::shared_ptr<Work> NoAllToAllCommunicator::barrier() { return nullptr; }
+std::shared_ptr<Work> NoAllToAllCommunicator::reduce_scatter_v(const void*, void*, const std::vector<int64_t>&, DType,
+                                                               ReduceOp) {
+  return nullptr;
+}
+std::shared_ptr<Work> NoAllToAllCommunicator::all_gather_v(const void*, void*, const std::vector<int64_t>&, DType) {
+  return nullptr;
+}
+void NoAllToAllCommunicator::abort(int, const std::string&) { std::abort(); }
+
+TEST(CommDefaults, AllToAllIsUnsupportedUnlessTheBackendImplementsIt) {
+  NoAllToAllCommunicator c;
+  int32_t x = 0;
+  try {
+    c.all_to_all(&x, &x, 1, DType::kI32);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
+    EXPECT_NE(std::string(e.what()).find("all_to_all is not supported by the stub backend"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CommFingerprint, AllToAll) {
+  const CollectiveFingerprint a2a{CollectiveKind::kAllToAll, 96, DType::kI8, 4, 0};
+  EXPECT_EQ(a2a.str(), "all_to_all(96 i8) #4");
+  EXPECT_STREQ(collective_name(CollectiveKind::kAllToAll), "all_to_all");
+  const CollectiveFingerprint ag{CollectiveKind::kAllGather, 96, DType::kI8, 4, 0};
+  EXPECT_EQ(describe_fingerprint_mismatch({a2a, ag}),
+            "rank 0 called all_to_all(96 i8) #4 but rank 1 called all_gather(96 i8) #4");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The single-rank backend: rank 0 of 1, no MPI. A collective over one rank is the identity, so
-// every Work is complete when returned; reduce_scatter / all_gather copy send to recv (nothing when
-// they alias).
+// every Work is complete when returned; reduce_scatter / all_gather / all_to_all copy send to recv
+// (nothing when they alias).
 //
 // Design: same argument checks as the MPI backend (parallel/comm/collective_args.h), so code that is wrong
 // for N ranks fails on one rank too, not only under mpirun.
@@ -24,6 +24,7 @@ class LocalCommunicator : public Communicator {
   std::string backend() const override { return "local"; }
 
   TT_COMMUNICATOR_BACKEND_OVERRIDES
+  TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE
 
   int64_t collectives_issued() const { return seq_; }
 

@@ -111,7 +111,7 @@ class MpiWork : public Work {
   DType dtype = DType::kF32;
   void* buf = nullptr;  // all_reduce / broadcast in place; recv for the others
   const void* send = nullptr;
-  int64_t count = 0;  // all_reduce/broadcast: elements; reduce_scatter/all_gather: per-rank block
+  int64_t count = 0;  // all_reduce/broadcast: elements; reduce_scatter/all_gather/all_to_all: per-rank block
   std::vector<int> counts, displs;  // _v variants (and computed for the even ones when staging)
   bool vector_variant = false;
   // Makes this a _v collective over per-rank blocks of `blocks` elements (displacements = prefix sums).
@@ -242,6 +242,7 @@ class MpiCommunicator : public Communicator {
   std::string backend() const override { return "mpi"; }
 
   TT_COMMUNICATOR_BACKEND_OVERRIDES
+  TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE
 
   // Blocks up to the query window for one round of peer queries; "rank(s) 1 (rank 1 last issued #16)".
   std::string diagnose(int64_t seq);
@@ -504,6 +505,17 @@ std::shared_ptr<Work> MpiCommunicator::all_gather_v(const void* send, void* recv
   return submit(w);
 }
 
+std::shared_ptr<Work> MpiCommunicator::all_to_all(const void* send, void* recv, int64_t count_per_rank,
+                                                  DType dtype) {
+  check_count(CollectiveKind::kAllToAll, count_per_rank);
+  to_int(count_per_rank * size_, "all_to_all");
+  auto w = make_work(CollectiveKind::kAllToAll, count_per_rank, dtype, 0,
+                     count_per_rank * size_ * int64_t(dtype_size(dtype)));
+  w->send = send;
+  w->buf = recv;
+  return submit(w);
+}
+
 void MpiCommunicator::abort(int exit_code, const std::string& reason) {
   std::fflush(stdout);
   std::fprintf(stderr, "[tt rank %d] error: %s\n", rank_, reason.c_str());
@@ -574,6 +586,11 @@ void MpiCommunicator::post_data(MpiWork& w) {
       TT_MPI_CHECK(MPI_Ibcast(w.buf, int(w.count), raw_type(w.dtype), w.fp.op_or_root, data_comm_, &w.req));
       break;
     case CollectiveKind::kBarrier: TT_MPI_CHECK(MPI_Ibarrier(data_comm_, &w.req)); break;
+    case CollectiveKind::kAllToAll: {
+      const MPI_Datatype t = raw_type(w.dtype);  // data movement: any dtype of 1, 2 or 4 bytes
+      TT_MPI_CHECK(MPI_Ialltoall(w.send, int(w.count), t, w.buf, int(w.count), t, data_comm_, &w.req));
+      break;
+    }
   }
   w.stage = Stage::kPosted;
 }

@@ -7,6 +7,9 @@
 //    and polls MPI_Test, because Open MPI does not progress non-blocking collectives unless some
 //    thread keeps calling into MPI. Compute threads never enter MPI, so MPI_THREAD_SERIALIZED is
 //    enough (MPI_THREAD_MULTIPLE is requested and used when granted).
+//  - all_gather, broadcast and all_to_all move raw elements (MPI_UINT8/16/32_T by dtype size), so
+//    every dtype works, int8 payloads included; all_to_all is MPI_Ialltoall, with the same Work,
+//    deadline, fingerprint and watchdog treatment as the other collectives.
 //  - bf16/f16 reductions go through fp32 staging buffers: the sum is accumulated in fp32 and
 //    rounded once, at the end (twice the bytes on the wire of a native 16-bit reduction).
 //  - Failure is an error, never a hang. Every Work has a deadline (CommOptions::timeout_s). When

@@ -1,0 +1,130 @@
+// GPU tests for the flash-style attention in attention.cu against the CPU reference (which keeps
+// the full probability matrix): forward output and logsumexp, backward accumulation into a
+// pre-filled dqkv, head sizes 32/64/128, T below, at and not a multiple of the 32-row tiles, fp32
+// and bf16; causality (future tokens leave earlier outputs bit-identical); backward determinism.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "kernels/attention/attention.h"
+#include "tests/gpu_test_util.h"
+#include "tests/kernels/grad_check.h"
+
+namespace tt::test {
+namespace {
+
+using namespace tt::kernels;
+
+struct Shape {
+  int B, T, NH, HS;
+};
+const Shape kShapes[] = {{1, 1, 1, 32}, {2, 7, 2, 64}, {1, 33, 3, 64},  {2, 100, 2, 128},
+                         {1, 65, 1, 32}, {1, 31, 2, 128}, {2, 64, 2, 64}, {1, 257, 1, 64}};
+
+// lse[b,h,t] = log Σ_{t2<=t} exp(scale q·k) in double.
+std::vector<float> reference_lse(const std::vector<float>& qkv, Shape s) {
+  const int C = s.NH * s.HS;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(s.HS));
+  std::vector<float> lse(size_t(s.B) * s.NH * s.T);
+  for (int b = 0; b < s.B; ++b)
+    for (int h = 0; h < s.NH; ++h)
+      for (int t = 0; t < s.T; ++t) {
+        std::vector<double> sc(t + 1);
+        double mx = -1e300;
+        for (int t2 = 0; t2 <= t; ++t2) {
+          double d = 0;
+          for (int i = 0; i < s.HS; ++i)
+            d += double(qkv[(size_t(b) * s.T + t) * 3 * C + h * s.HS + i]) *
+                 qkv[(size_t(b) * s.T + t2) * 3 * C + C + h * s.HS + i];
+          sc[t2] = d * scale;
+          mx = std::max(mx, sc[t2]);
+        }
+        double sum = 0;
+        for (double x : sc) sum += std::exp(x - mx);
+        lse[(size_t(b) * s.NH + h) * s.T + t] = static_cast<float>(mx + std::log(sum));
+      }
+  return lse;
+}
+
+template <typename T>
+void check(Shape s) {
+  const std::string what = str("attention ", dtype_label<T>(), " B=", s.B, " T=", s.T, " NH=", s.NH, " HS=", s.HS);
+  const int C = s.NH * s.HS;
+  const size_t n_qkv = size_t(s.B) * s.T * 3 * C, n_out = size_t(s.B) * s.T * C;
+  const size_t n_lse = size_t(s.B) * s.NH * s.T;
+  const auto qkv = storage_round<T>(random_floats(n_qkv, 1, -1.5f, 1.5f));
+  std::vector<float> out(n_out), att(size_t(s.B) * s.NH * s.T * s.T);
+  attention_forward_cpu(out.data(), att.data(), qkv.data(), s.B, s.T, C, s.NH);
+
+  auto d_qkv = upload<T>(qkv);
+  DeviceBuffer<T> d_out(n_out);
+  DeviceBuffer<float> d_lse(n_lse);
+  d_out.poison(), d_lse.poison();
+  attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), s.B, s.T, C, s.NH);
+  const Tolerance tol = default_tolerance<T>();
+  expect_close(download(d_out), out, relative_to_max(tol, out), what + " out");
+  expect_close(download(d_lse), reference_lse(qkv, s), {1e-5, 1e-5}, what + " lse");
+
+  // Backward from the GPU's own forward (out, lse), as in training.
+  const auto dout = storage_round<T>(random_floats(n_out, 2));
+  const auto dqkv0 = storage_round<T>(random_floats(n_qkv, 3));
+  auto dqkv = dqkv0;
+  attention_backward_cpu(dqkv.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, C, s.NH);
+  auto d_dout = upload<T>(dout);
+  // fp32: the backward sums up to T products per element in another order than the CPU and uses
+  // expf against std::exp; 1e-4 of the largest gradient is still far below any real error.
+  const Tolerance btol = std::is_same_v<T, float> ? Tolerance{1e-4, 1e-4} : Tolerance{2e-2, 2e-2};
+  std::vector<uint8_t> first;
+  for (int run = 0; run < 2; ++run) {
+    auto d_dqkv = upload<T>(dqkv0);
+    attention_backward_cuda(d_dqkv.get(), d_dout.get(), d_qkv.get(), d_out.get(), d_lse.get(), s.B, s.T, C, s.NH);
+    expect_close(download(d_dqkv), dqkv, relative_to_max(btol, dqkv), what + " dqkv (+=)");
+    if (run == 0) first = download_bytes(d_dqkv);
+    else expect_bit_identical(download_bytes(d_dqkv), first, what + " dqkv determinism");
+  }
+}
+
+TEST(AttentionGpu, F32) {
+  TT_REQUIRE_GPU();
+  for (Shape s : kShapes) check<float>(s);
+}
+TEST(AttentionGpu, BF16) {
+  TT_REQUIRE_GPU();
+  for (Shape s : kShapes) check<bf16>(s);
+}
+
+TEST(AttentionGpu, Causal) {
+  TT_REQUIRE_GPU();
+  const int B = 2, T = 70, NH = 2, HS = 64, C = NH * HS, changed = 40;
+  auto qkv = random_floats(size_t(B) * T * 3 * C, 1);
+  auto d_qkv = upload<float>(qkv);
+  DeviceBuffer<float> d_out(size_t(B) * T * C), d_lse(size_t(B) * NH * T);
+  attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), B, T, C, NH);
+  const auto out1 = download(d_out);
+  for (int b = 0; b < B; ++b)
+    for (int j = 0; j < 3 * C; ++j) qkv[(size_t(b) * T + changed) * 3 * C + j] += 0.75f;
+  auto d_qkv2 = upload<float>(qkv);
+  attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv2.get(), B, T, C, NH);
+  const auto out2 = download(d_out);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t)
+      for (int c = 0; c < C; ++c) {
+        const size_t i = (size_t(b) * T + t) * C + c;
+        if (t < changed) ASSERT_EQ(out1[i], out2[i]) << "b=" << b << " t=" << t;
+      }
+}
+
+TEST(AttentionGpu, NullGradientIsANoOp) {
+  TT_REQUIRE_GPU();
+  attention_backward_cuda(static_cast<float*>(nullptr), nullptr, nullptr, nullptr, nullptr, 1, 4, 64, 1);
+  TT_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Runs without a device: the head size is checked before anything is launched.
+TEST(AttentionGpu, UnsupportedHeadSizeThrows) {
+  EXPECT_THROW(attention_forward_cuda(static_cast<float*>(nullptr), nullptr, nullptr, 1, 4, 48, 1), tt::Error);
+}
+
+}  // namespace
+}  // namespace tt::test

@@ -1,0 +1,196 @@
+// Ground truth for the cost model, reduced to a fast check (label mpi; launch/ground_truth.sh is the
+// full run, docs/ground_truth.md its results): two "hosts" (network namespaces joined by a veth pair,
+// netns_setup.sh) with a 1 Gbit/s `tc tbf` limit on both ends, one rank per host under mpirun.
+//  1. Calibrated from `topotrain probe --dump` across the link, the cost model's all_reduce time for
+//     16 MiB (`topotrain plan --predict-collective`) is within 35% of `topotrain bench comm`'s.
+//  2. For a comm-bound config (3.2M params, 12.7 MB of fp32 gradients, ~50 ms of compute per step)
+//     int8 gradient compression makes the measured step at least 20% faster than fp32, and the
+//     planner, fed the measured compute time, predicts the same (int8 faster than fp32, and its pick
+//     is compressed).
+// Skips (with the reason) without root / network namespaces, or where the kernel has no sch_tbf.
+//
+// Design: as netns_test.cpp, nothing is added to the root namespace; the namespaces are named
+// ttgt<pid>a/b, removed by an RAII guard, and stale ones of dead test processes are swept at start.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/test_util.h"
+
+namespace tt::test {
+namespace {
+
+std::string scripts_dir() { return source_dir() + "/tests/parallel/ddp"; }
+
+void sweep_stale_namespaces() {
+  const auto r = run_command("ip netns list");
+  std::istringstream lines(r.output);
+  std::string line;
+  const std::regex name_re("^ttgt(\\d+)[ab]\\b.*");
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (!std::regex_match(line, m, name_re)) continue;
+    const pid_t pid = pid_t(std::stol(m[1]));
+    if (pid == getpid() || kill(pid, 0) == 0) continue;
+    run_command("ip netns del " + line.substr(0, line.find(' ')));
+  }
+}
+
+class ShapedTwoHosts {
+ public:
+  ShapedTwoHosts() : tag_("ttgt" + std::to_string(getpid())), subnet_("10.232." + std::to_string(getpid() % 250 + 1)) {}
+  ~ShapedTwoHosts() {
+    if (up_) run_command("sh " + scripts_dir() + "/netns_setup.sh down " + tag_);
+  }
+  ShapedTwoHosts(const ShapedTwoHosts&) = delete;
+  ShapedTwoHosts& operator=(const ShapedTwoHosts&) = delete;
+
+  CommandResult up() {
+    up_ = true;
+    return run_command("sh " + scripts_dir() + "/netns_setup.sh up " + tag_ + " " + subnet_);
+  }
+  // tbf on both ends of the link; burst = 1 ms of line rate.
+  CommandResult shape(const std::string& rate, const std::string& burst) {
+    std::string out;
+    for (const char h : {'a', 'b'}) {
+      auto r = run_command("ip netns exec " + tag_ + h + " tc qdisc replace dev " + tag_ + "v" + h +
+                           " root tbf rate " + rate + " burst " + burst + " latency 20ms");
+      if (r.exit_code != 0) return r;
+      out += r.output;
+    }
+    return {0, out};
+  }
+  std::string mpirun(const std::string& args, int timeout_s = 60) const {
+    const std::string a = subnet_ + ".1", b = subnet_ + ".2", cidr = subnet_ + ".0/24";
+    return "TT_NETNS_HOSTS='" + a + "=" + tag_ + "a " + b + "=" + tag_ + "b' timeout " + std::to_string(timeout_s) +
+           " ip netns exec " + tag_ + "a " + TT_MPIRUN + " -np 2 --host " + a + ":1," + b + ":1 --mca plm_rsh_agent " +
+           scripts_dir() + "/netns_rsh.sh --mca btl tcp,self --mca btl_tcp_if_include " + cidr +
+           " --mca oob_tcp_if_include " + cidr + " " + args;
+  }
+
+ private:
+  std::string tag_, subnet_;
+  bool up_ = false;
+};
+
+// Why the shaped link cannot be built here, or "".
+std::string unavailable_reason() {
+  if (geteuid() != 0) return "needs root (ip netns add, tc)";
+  const std::string ns = "ttgt" + std::to_string(getpid()) + "probe";
+  auto r = run_command("ip netns add " + ns);
+  if (r.exit_code != 0) return "'ip netns add' failed (no CAP_NET_ADMIN or no iproute2?): " + r.output;
+  std::string why;
+  r = run_command("ip -n " + ns + " link add gtx type veth peer name gty");
+  if (r.exit_code != 0) why = "cannot create a veth pair: " + r.output;
+  if (why.empty()) {
+    r = run_command("ip netns exec " + ns + " tc qdisc add dev gtx root tbf rate 1gbit burst 125kb latency 20ms");
+    if (r.exit_code != 0) why = "tc tbf is not available (sch_tbf missing from the kernel, or no tc): " + r.output;
+  }
+  run_command("ip netns del " + ns);
+  return why;
+}
+
+double median_after(const std::string& metrics_path, const std::string& key, int skip) {
+  std::ifstream f(metrics_path);
+  std::string line;
+  std::vector<double> v;
+  int n = 0;
+  while (std::getline(f, line))
+    if (n++ >= skip) v.push_back(nlohmann::json::parse(line).at(key).get<double>());
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+class GroundTruth : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << why;
+    sweep_stale_namespaces();
+    const auto r = run_topotrain("data synth --out " + dir_.file("data") +
+                                 " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 100000 --val-tokens 20000");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  // 4 x 256 GPT (3.2M params), 32 tokens per rank and step: comm-bound at 1 Gbit/s.
+  std::string model_sets() const {
+    return " --set model.n_layer=4 --set model.n_embd=256 --set model.n_head=4 --set model.vocab_size=16"
+           " --set train.batch_size=1 --set train.seq_len=32 --set train.threads=1";
+  }
+  std::string train_args(const std::string& run_dir, const std::string& compression) const {
+    return std::string(TT_BINARY) + " train --config " + source_dir() + "/examples/gpt2-tiny-synth.pbtxt" +
+           model_sets() + " --set data.train=" + dir_.file("data/train.bin") + " --set data.val=" +
+           dir_.file("data/val.bin") + " --set logging.run_dir=" + run_dir +
+           " --set train.steps=10 --set train.val_every=0 --set train.log_every=1000 --set checkpoint.every=0"
+           " --set optimizer.warmup_steps=2 --set parallel.timeout_s=30 --set parallel.bucket_cap_mb=25"
+           " --set parallel.zero_stage=0 --set parallel.grad_compression=" + compression;
+  }
+  TempDir dir_;
+};
+
+TEST_F(GroundTruth, OneGbitAllReduceAndCompressionMatchTheCalibratedModel) {
+  ShapedTwoHosts net;
+  const auto up = net.up();
+  ASSERT_EQ(up.exit_code, 0) << "netns_setup.sh up failed:\n" << up.output;
+  const auto shaped = net.shape("1gbit", "125000");
+  ASSERT_EQ(shaped.exit_code, 0) << shaped.output;
+
+  // 1. Calibrate, measure, predict.
+  const std::string topo = dir_.file("topology.pbtxt");
+  auto r = run_command(net.mpirun(std::string(TT_BINARY) + " probe --no-gpu --dump " + topo + " --sizes 64K,16M --iters 3"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_command(net.mpirun(std::string(TT_BINARY) + " bench comm --ops all_reduce --sizes 16M --iters 3 --warmup 1"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("all_reduce\\s+16\\.0 MiB\\s+\\d+\\s+([0-9.]+)"))) << r.output;
+  const double measured_s = std::stod(m[1]) * 1e-6;
+  const auto pred = run_topotrain("plan --topology " + topo + " --predict-collective all_reduce --bytes 16M --json");
+  ASSERT_EQ(pred.exit_code, 0) << pred.output;
+  const double predicted_s = nlohmann::json::parse(pred.output).at("predictions").at(0).at("time_s").get<double>();
+  // 16 MiB at 1 Gbit/s cannot take less than 134 ms: the shaping is really there.
+  EXPECT_GT(measured_s, 0.12) << "16 MiB all_reduce in " << measured_s << " s: is the link shaped?";
+  EXPECT_LE(std::fabs(predicted_s - measured_s), 0.35 * measured_s)
+      << "16 MiB all_reduce at 1 Gbit/s: model " << predicted_s << " s, measured " << measured_s << " s\n"
+      << read_file(topo);
+
+  // 2. fp32 vs int8 training steps.
+  r = run_command(net.mpirun(train_args(dir_.file("fp32"), "none")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_command(net.mpirun(train_args(dir_.file("int8"), "int8")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const double fp32_step = median_after(dir_.file("fp32/metrics.jsonl"), "step_s", 3);
+  const double int8_step = median_after(dir_.file("int8/metrics.jsonl"), "step_s", 3);
+  const double fp32_exposed = median_after(dir_.file("fp32/metrics.jsonl"), "exposed_comm_s", 3);
+  EXPECT_LT(int8_step, 0.8 * fp32_step) << "int8 step " << int8_step << " s vs fp32 " << fp32_step << " s";
+
+  // The planner, with the compute time this run measured (step less exposed comm; backward 2/3 of it).
+  const double compute_s = std::max(1e-3, fp32_step - fp32_exposed);
+  const auto plan = run_topotrain("plan --config " + source_dir() + "/examples/gpt2-tiny-synth.pbtxt" + model_sets() +
+                                  " --topology " + topo + " --backward-s " + std::to_string(2 * compute_s / 3) +
+                                  " --forward-s " + std::to_string(compute_s / 3) +
+                                  " --json --top 0");
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  const auto j = nlohmann::json::parse(plan.output);
+  double pred_fp32 = NAN, pred_int8 = NAN;
+  for (const auto& c : j.at("candidates")) {
+    if (c.at("bucket_mb").get<double>() != 25 || c.at("zero_stage").get<int>() != 0 || c.at("shape") != "ring") continue;
+    if (c.at("payload") == "fp32") pred_fp32 = c.at("step_s").get<double>();
+    if (c.at("payload") == "int8+ef") pred_int8 = c.at("step_s").get<double>();
+  }
+  EXPECT_LT(pred_int8, pred_fp32) << plan.output;
+  EXPECT_NE(j.at("pick").at("payload").get<std::string>(), "fp32") << "planner pick: " << j.at("pick").dump();
+  std::printf("16 MiB all_reduce: model %.1f ms, measured %.1f ms; step fp32 %.1f ms, int8 %.1f ms (predicted %.1f, %.1f)\n",
+              predicted_s * 1e3, measured_s * 1e3, fp32_step * 1e3, int8_step * 1e3, pred_fp32 * 1e3, pred_int8 * 1e3);
+}
+
+}  // namespace
+}  // namespace tt::test
