@@ -1,6 +1,7 @@
 // ArgParser implementation (see args.h).
 #include "launch/args.h"
 
+#include <cctype>
 #include <cstdio>
 
 #include "core/error.h"
@@ -158,6 +159,28 @@ long long ArgParser::get_int64_in(const std::string& name, long long lo, long lo
 }
 double ArgParser::get_double(const std::string& name) const {
   return parse_number<double>(command_, name, get(name), [](const std::string& s, size_t* u) { return std::stod(s, u); });
+}
+
+int64_t parse_byte_size(const std::string& item, const std::string& where, const std::string& hint, int64_t lo,
+                        int64_t hi) {
+  std::string s = item;
+  if (!s.empty() && (s.back() == 'B' || s.back() == 'b')) s.pop_back();
+  int64_t mult = 1;
+  if (!s.empty()) {
+    const char c = char(std::toupper((unsigned char)s.back()));
+    mult = c == 'K' ? int64_t(1) << 10 : c == 'M' ? int64_t(1) << 20 : c == 'G' ? int64_t(1) << 30 : 1;
+    if (mult != 1) s.pop_back();
+  }
+  size_t used = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (s.empty() || used != s.size() || v < 1 || v > hi / mult || v * mult < lo)
+    throw Error(ErrorKind::kUsage, "bad size '" + item + "'", where, hint);
+  return v * mult;
 }
 
 }  // namespace tt

@@ -3,6 +3,8 @@
 // Unknown options and missing values are ErrorKind::kUsage errors that point at `--help`.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,5 +50,10 @@ class ArgParser {
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positionals_;
 };
+
+// "64K" -> 65536: a positive count with an optional binary suffix K, M or G and an optional trailing
+// B. A kUsage error "bad size '<item>'" from `where` (with `hint`) unless it is one and lo <= bytes <= hi.
+int64_t parse_byte_size(const std::string& item, const std::string& where, const std::string& hint, int64_t lo = 1,
+                        int64_t hi = std::numeric_limits<int64_t>::max());
 
 }  // namespace tt

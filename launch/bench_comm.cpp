@@ -32,27 +32,8 @@ using parallel::ReduceOp;
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// "64K" -> 65536 (binary suffixes K, M, G; optional trailing B).
-int64_t parse_size(std::string s) {
-  if (!s.empty() && (s.back() == 'B' || s.back() == 'b')) s.pop_back();
-  int64_t mult = 1;
-  if (!s.empty()) {
-    const char c = char(std::toupper((unsigned char)s.back()));
-    if (c == 'K') mult = int64_t(1) << 10;
-    if (c == 'M') mult = int64_t(1) << 20;
-    if (c == 'G') mult = int64_t(1) << 30;
-    if (mult != 1) s.pop_back();
-  }
-  size_t pos = 0;
-  long long v = -1;
-  try {
-    v = std::stoll(s, &pos);
-  } catch (const std::exception&) {
-    pos = std::string::npos;
-  }
-  if (s.empty() || pos != s.size() || v <= 0)
-    throw Error(ErrorKind::kUsage, "bad size '" + s + "'", "topotrain bench comm --sizes", "use e.g. 1K..64M or 4K,1M");
-  return v * mult;
+int64_t parse_size(const std::string& s) {
+  return parse_byte_size(s, "topotrain bench comm --sizes", "use e.g. 1K..64M or 4K,1M");
 }
 
 // "1K..256M" (doubling) or "4K,1M,16M".

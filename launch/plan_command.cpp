@@ -60,27 +60,10 @@ std::vector<int64_t> parse_byte_list(const std::string& spec) {
   size_t start = 0;
   while (start <= spec.size()) {
     const size_t comma = std::min(spec.find(',', start), spec.size());
-    std::string s = spec.substr(start, comma - start);
+    const std::string s = spec.substr(start, comma - start);
     start = comma + 1;
     if (s.empty()) continue;
-    const std::string item = s;
-    if (s.back() == 'B' || s.back() == 'b') s.pop_back();
-    int64_t mult = 1;
-    if (!s.empty()) {
-      const char c = char(std::toupper((unsigned char)s.back()));
-      mult = c == 'K' ? int64_t(1) << 10 : c == 'M' ? int64_t(1) << 20 : c == 'G' ? int64_t(1) << 30 : 1;
-      if (mult != 1) s.pop_back();
-    }
-    size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (s.empty() || used != s.size() || v < 1)
-      throw Error(ErrorKind::kUsage, "bad size '" + item + "'", "topotrain plan --bytes", "use e.g. 64K,1M,16M");
-    out.push_back(v * mult);
+    out.push_back(parse_byte_size(s, "topotrain plan --bytes", "use e.g. 64K,1M,16M"));
   }
   if (out.empty()) throw Error(ErrorKind::kUsage, "no sizes in '" + spec + "'", "topotrain plan --bytes");
   return out;
@@ -175,8 +158,8 @@ int plan_main(const Args& args) {
       .option("--optimizer-s", "S",
               "measured optimizer pass per step on one rank over all parameters (default: memory-bandwidth estimate)")
       .option("--compressed-all-reduce", "ALGO",
-              "how bf16/int8 all-reduce is priced: ring (compressed ring RS+AG) or allgather (GradReducer today: "
-              "all-gather the compressed buckets, sum locally)",
+              "how bf16/int8 all-reduce is priced: ring (compressed reduce-scatter + all-gather, as GradReducer "
+              "runs it) or allgather (all-gather whole compressed buckets, for comparison)",
               "ring")
       .option("--top", "N", "rows of the candidate table (0 = all)", "20")
       .option("--predict-collective", "OPS",

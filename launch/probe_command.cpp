@@ -24,24 +24,7 @@ std::vector<int64_t> parse_probe_sizes(const std::string& spec) {
   std::stringstream ss(spec);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    std::string s = item;
-    if (!s.empty() && (s.back() == 'B' || s.back() == 'b')) s.pop_back();
-    int64_t mult = 1;
-    if (!s.empty()) {
-      const char c = char(std::toupper((unsigned char)s.back()));
-      mult = c == 'K' ? int64_t(1) << 10 : c == 'M' ? int64_t(1) << 20 : c == 'G' ? int64_t(1) << 30 : 1;
-      if (mult != 1) s.pop_back();
-    }
-    size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (s.empty() || used != s.size() || v < 1 || v > (int64_t(1) << 40) / mult || v * mult < 4)
-      throw Error(ErrorKind::kUsage, "bad size '" + item + "'", "topotrain probe --sizes", "use e.g. 64K,1M,16M");
-    out.push_back(v * mult);
+    out.push_back(parse_byte_size(item, "topotrain probe --sizes", "use e.g. 64K,1M,16M", 4, int64_t(1) << 40));
   }
   if (out.empty()) throw Error(ErrorKind::kUsage, "no sizes in '" + spec + "'", "topotrain probe --sizes");
   return out;

@@ -193,6 +193,25 @@ Cluster cluster_of(const topology::Topology& topo, int ranks) {
     c.inter_extrapolated = c.nodes > 1;
   }
 
+  for (const auto& f : topo.collective_fits()) {
+    int idx = -1;
+    if (f.op() == "reduce_scatter") idx = int(Collective::kReduceScatter);
+    if (f.op() == "all_gather") idx = int(Collective::kAllGather);
+    if (idx < 0) continue;  // all_reduce is the Topology's own figures; unknown ops are ignored
+    if (f.intra_node_busbw_gbps() > 0) {
+      c.op_intra[idx] = c.intra;
+      c.op_intra[idx].busbw_gbps = f.intra_node_busbw_gbps();
+      c.op_intra[idx].latency_us = f.intra_node_latency_us();
+      c.op_intra[idx].from_busbw = true;
+    }
+    if (f.inter_node_busbw_gbps() > 0 && !c.inter_extrapolated) {
+      c.op_inter[idx] = c.inter;
+      c.op_inter[idx].busbw_gbps = f.inter_node_busbw_gbps();
+      c.op_inter[idx].latency_us = f.inter_node_latency_us();
+      c.op_inter[idx].from_busbw = true;
+    }
+  }
+
   const auto& node0 = topo.nodes(0);
   c.has_gpus = node0.gpus_size() > 0;
   c.device_name = c.has_gpus ? node0.gpus(0).name() : "cpu";
@@ -217,6 +236,16 @@ Cluster cluster_of(const topology::Topology& topo, int ranks) {
   return c;
 }
 
+const LinkClass& Cluster::intra_for(Collective c) const {
+  const LinkClass& f = op_intra[int(c)];
+  return f.busbw_gbps > 0 ? f : intra;
+}
+
+const LinkClass& Cluster::inter_for(Collective c) const {
+  const LinkClass& f = op_inter[int(c)];
+  return f.busbw_gbps > 0 ? f : inter;
+}
+
 CollectiveCost ring_cost(Collective c, int n, double bytes, const LinkClass& link) {
   TT_ASSERT(n >= 1 && bytes >= 0 && link.busbw_gbps > 0, "ring_cost: n ", n, " bytes ", bytes);
   if (n == 1) return {};
@@ -237,11 +266,13 @@ CollectiveCost tree_all_reduce_cost(int n, double bytes, const LinkClass& link) 
 }
 
 namespace {
-LinkClass bottleneck(const Cluster& cl) {
-  if (cl.nodes <= 1) return cl.intra;
-  if (cl.ranks_per_node <= 1) return cl.inter;
-  LinkClass b = cl.intra.busbw_gbps <= cl.inter.busbw_gbps ? cl.intra : cl.inter;
-  b.latency_us = std::max(cl.intra.latency_us, cl.inter.latency_us);
+LinkClass bottleneck(const Cluster& cl, Collective c) {
+  const LinkClass& intra = cl.intra_for(c);
+  const LinkClass& inter = cl.inter_for(c);
+  if (cl.nodes <= 1) return intra;
+  if (cl.ranks_per_node <= 1) return inter;
+  LinkClass b = intra.busbw_gbps <= inter.busbw_gbps ? intra : inter;
+  b.latency_us = std::max(intra.latency_us, inter.latency_us);
   return b;
 }
 CollectiveCost operator+(CollectiveCost a, const CollectiveCost& b) {
@@ -255,23 +286,22 @@ CollectiveCost collective_cost(Collective c, Algorithm a, double bytes, const Cl
   if (cl.ranks <= 1) return {};
   if (a == Algorithm::kTree) {
     TT_ASSERT(c == Collective::kAllReduce, "tree is an all-reduce algorithm only");
-    return tree_all_reduce_cost(cl.ranks, bytes, bottleneck(cl));
+    return tree_all_reduce_cost(cl.ranks, bytes, bottleneck(cl, c));
   }
   if (a == Algorithm::kRing || cl.nodes <= 1 || cl.ranks_per_node <= 1)
-    return ring_cost(c, cl.ranks, bytes, bottleneck(cl));
-  // Hierarchical: g ranks per node, m nodes; the inter-node phase moves S per node in total.
+    return ring_cost(c, cl.ranks, bytes, bottleneck(cl, c));
+  // Hierarchical: g ranks per node, m nodes; the inter-node phase moves S per node in total. Each
+  // phase is priced with its own collective's link figures (per-op fits, when present).
   const int g = cl.ranks_per_node, m = cl.nodes;
+  constexpr Collective kRS = Collective::kReduceScatter, kAG = Collective::kAllGather, kAR = Collective::kAllReduce;
   switch (c) {
     case Collective::kAllReduce:
-      return ring_cost(Collective::kReduceScatter, g, bytes, cl.intra) +
-             ring_cost(Collective::kAllReduce, m, bytes, cl.inter) +
-             ring_cost(Collective::kAllGather, g, bytes, cl.intra);
+      return ring_cost(kRS, g, bytes, cl.intra_for(kRS)) + ring_cost(kAR, m, bytes, cl.inter_for(kAR)) +
+             ring_cost(kAG, g, bytes, cl.intra_for(kAG));
     case Collective::kReduceScatter:
-      return ring_cost(Collective::kReduceScatter, g, bytes, cl.intra) +
-             ring_cost(Collective::kReduceScatter, m, bytes, cl.inter);
+      return ring_cost(kRS, g, bytes, cl.intra_for(kRS)) + ring_cost(kRS, m, bytes, cl.inter_for(kRS));
     case Collective::kAllGather:
-      return ring_cost(Collective::kAllGather, m, bytes, cl.inter) +
-             ring_cost(Collective::kAllGather, g, bytes, cl.intra);
+      return ring_cost(kAG, m, bytes, cl.inter_for(kAG)) + ring_cost(kAG, g, bytes, cl.intra_for(kAG));
   }
   return {};
 }

@@ -26,6 +26,11 @@
 //    way with one intra and one inter phase.
 //  * Without measured busbw, nominal link figures are used as B (an optimistic upper bound): the
 //    slowest GPU-GPU link of a node, the slowest network link between nodes.
+//  * Per-collective calibration: reduce_scatter / all_gather are derived from the all-reduce figures
+//    (the same B and α) unless the Topology carries a CollectiveFit for them (the probe measures
+//    them: on MPI over TCP they ran 2-3x slower than the all-reduce busbw predicts, docs/
+//    ground_truth.md); then that op's B and α replace the link class's for that collective, flat or
+//    as a hierarchical phase. Presets have no fits and price every collective from all_reduce.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +79,11 @@ struct Cluster {
   double mem_bw_gbps = 0;     // from device_table
   double peak_bf16_tflops = 0;
   uint64_t memory_bytes = 0;  // per device; 0 = unknown
+  // Per-collective overrides from Topology.collective_fits, indexed by Collective; a LinkClass with
+  // busbw_gbps 0 = none (use intra / inter). all_reduce's stays empty: intra / inter are its fit.
+  LinkClass op_intra[3], op_inter[3];
+  const LinkClass& intra_for(Collective c) const;  // op_intra[c] when fitted, else intra
+  const LinkClass& inter_for(Collective c) const;
 };
 
 // Used between nodes when a single-node Topology is extrapolated to several nodes: 100 Gb/s

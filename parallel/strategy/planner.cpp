@@ -60,6 +60,11 @@ std::string Candidate::label() const {
              zero_stage);
 }
 
+double param_gather_bytes(const ModelSpec& model, const cost::Cluster& cluster) {
+  if (model.param_gather_bytes > 0) return model.param_gather_bytes;
+  return cluster.has_gpus ? kParamGatherBytes : kCpuParamGatherBytes;
+}
+
 double zero_memory_bytes(int zero_stage, int64_t num_params, int ranks, Payload payload) {
   const double p = double(num_params), n = std::max(1, ranks), k = kZeroK;
   double bytes = 0;
@@ -124,7 +129,7 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
     const Algorithm gather_algo = shape == Algorithm::kTree ? Algorithm::kRing : shape;
     const double param_gather = zero_stage >= 1
                                     ? cost::collective_cost(Collective::kAllGather, gather_algo,
-                                                            double(model.num_params) * kParamGatherBytes, cluster)
+                                                            double(model.num_params) * param_gather_bytes(model, cluster), cluster)
                                           .total_s()
                                     : 0.0;
     const double link_free = zero_stage == 3 ? param_gather : 0.0;  // backward's re-gather goes first

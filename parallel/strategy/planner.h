@@ -10,7 +10,10 @@
 //    micro-step (as GradReducer does for stage 2).
 //  * The optimizer pass is memory-bound: kOptimizerBytesPerParam per updated (shard) element at the
 //    device's memory bandwidth (mixed-precision AdamW reads and writes fp32 master, m, v and reads
-//    the gradient). Parameters are all-gathered as bf16 (the mixed-precision working copy).
+//    the gradient). Parameters are all-gathered in the trainer's working precision
+//    (ModelSpec::param_gather_bytes): by default bf16 on GPUs (the mixed-precision working copy) and
+//    fp32 on a cluster without GPUs (the CPU trainer keeps and gathers fp32 parameters; pricing it
+//    as bf16 put the ZeRO-1 rows of docs/ground_truth.md 35-39% low).
 //  * Memory per GPU follows DESIGN.md with K = 12 (mixed-precision Adam): stage 0 (4+K)Ψ, stage 1
 //    4Ψ + KΨ/N, stage 2 2Ψ + (2+K)Ψ/N, stage 3 (4+K)Ψ/N, plus 4Ψ for the int8 error-feedback
 //    residual. Activations are not modelled: a fraction of device memory (memory_reserve) is held
@@ -46,7 +49,8 @@ namespace tt::strategy {
 
 constexpr double kZeroK = 12.0;                 // optimizer bytes per parameter (DESIGN.md)
 constexpr double kOptimizerBytesPerParam = 32;  // AdamW pass, memory traffic per updated element
-constexpr double kParamGatherBytes = 2;         // bf16 working parameters
+constexpr double kParamGatherBytes = 2;         // bf16 working parameters (GPU trainer)
+constexpr double kCpuParamGatherBytes = 4;      // fp32 parameters (CPU trainer)
 
 enum class CompressedAllReduce {
   kRing,       // compressed reduce-scatter (all_to_all) + all-gather: ring volume (GradReducer)
@@ -108,6 +112,10 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
                              double bucket_mb, cost::Payload payload, cost::Algorithm shape, int zero_stage,
                              double memory_limit_bytes,
                              CompressedAllReduce compressed_all_reduce = CompressedAllReduce::kRing);
+
+// Bytes per element of the ZeRO parameter all-gather: model.param_gather_bytes when > 0, else
+// kParamGatherBytes with GPUs and kCpuParamGatherBytes without.
+double param_gather_bytes(const ModelSpec& model, const cost::Cluster& cluster);
 
 // Per-GPU memory of a ZeRO stage for Ψ parameters over n ranks (formulas above).
 double zero_memory_bytes(int zero_stage, int64_t num_params, int ranks, cost::Payload payload);

@@ -83,28 +83,42 @@ std::vector<std::string> exchange_fragments(Communicator& comm, const std::strin
   return out;
 }
 
-std::vector<CollectiveMeasurement> measure_all_reduce(Communicator& comm, const ProbeOptions& opts) {
+std::vector<CollectiveMeasurement> measure_collectives(Communicator& comm, const ProbeOptions& opts) {
   std::vector<CollectiveMeasurement> out;
   const int n = comm.size();
-  for (const int64_t bytes : opts.sizes) {
-    const int64_t count = std::max<int64_t>(1, bytes / 4);
-    std::vector<float> buf(size_t(count), 0.0f);
-    for (int i = 0; i < opts.warmup; ++i)
-      comm.all_reduce(buf.data(), count, DType::kF32, parallel::ReduceOp::kSum)->wait();
-    comm.barrier()->wait();
-    const double t0 = now_s();
-    for (int i = 0; i < opts.iters; ++i)
-      comm.all_reduce(buf.data(), count, DType::kF32, parallel::ReduceOp::kSum)->wait();
-    float t = float((now_s() - t0) / opts.iters);
-    comm.all_reduce(&t, 1, DType::kF32, parallel::ReduceOp::kMax)->wait();  // the slowest rank's mean
-    CollectiveMeasurement m;
-    m.set_op("all_reduce");
-    m.set_bytes(uint64_t(count) * 4);
-    m.set_ranks(n);
-    m.set_time_us(double(t) * 1e6);
-    m.set_bus_bandwidth_gbps(t > 0 ? double(count) * 4 / t * all_reduce_bus_factor(n) / 1e9 : 0);
-    m.set_backend(comm.backend());
-    out.push_back(m);
+  std::vector<std::string> ops = {"all_reduce"};
+  for (const std::string& op : opts.ops)
+    if (op == "reduce_scatter" || op == "all_gather") ops.push_back(op);
+  for (const std::string& op : ops) {
+    const bool all_reduce = op == "all_reduce";
+    for (const int64_t bytes : opts.sizes) {
+      int64_t count = std::max<int64_t>(1, bytes / 4);  // the whole buffer, in f32 elements
+      if (!all_reduce) count = std::max<int64_t>(n, count - count % n);
+      const int64_t block = count / n;
+      std::vector<float> a(size_t(count), 0.0f), b(all_reduce ? 0 : size_t(count), 0.0f);
+      auto once = [&] {
+        if (all_reduce)
+          comm.all_reduce(a.data(), count, DType::kF32, parallel::ReduceOp::kSum)->wait();
+        else if (op == "reduce_scatter")
+          comm.reduce_scatter(a.data(), b.data(), block, DType::kF32, parallel::ReduceOp::kSum)->wait();
+        else
+          comm.all_gather(a.data(), b.data(), block, DType::kF32)->wait();
+      };
+      for (int i = 0; i < opts.warmup; ++i) once();
+      comm.barrier()->wait();
+      const double t0 = now_s();
+      for (int i = 0; i < opts.iters; ++i) once();
+      float t = float((now_s() - t0) / opts.iters);
+      comm.all_reduce(&t, 1, DType::kF32, parallel::ReduceOp::kMax)->wait();  // the slowest rank's mean
+      CollectiveMeasurement m;
+      m.set_op(op);
+      m.set_bytes(uint64_t(count) * 4);
+      m.set_ranks(n);
+      m.set_time_us(double(t) * 1e6);
+      m.set_bus_bandwidth_gbps(t > 0 ? double(count) * 4 / t * bus_factor(op, n) / 1e9 : 0);
+      m.set_backend(comm.backend());
+      out.push_back(m);
+    }
   }
   return out;
 }
@@ -198,23 +212,34 @@ Topology node_fragment(const NodeProbe& probe, const std::string& sysfs_root) {
 
 double all_reduce_bus_factor(int ranks) { return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0; }
 
-AlphaBeta fit_all_reduce(const std::vector<CollectiveMeasurement>& measurements) {
+double bus_factor(const std::string& op, int ranks) {
+  if (op == "all_reduce") return all_reduce_bus_factor(ranks);
+  if (op == "reduce_scatter" || op == "all_gather") return ranks > 1 ? double(ranks - 1) / ranks : 0.0;
+  return 1.0;
+}
+
+AlphaBeta fit_collective(const std::vector<CollectiveMeasurement>& measurements, const std::string& op) {
   const CollectiveMeasurement* small = nullptr;
   const CollectiveMeasurement* large = nullptr;
   for (const CollectiveMeasurement& m : measurements) {
-    if (m.op() != "all_reduce") continue;
+    if (m.op() != op) continue;
     if (!small || m.bytes() < small->bytes()) small = &m;
     if (!large || m.bytes() > large->bytes()) large = &m;
   }
   AlphaBeta ab;
   if (!large || large->bus_bandwidth_gbps() <= 0) return ab;
   ab.busbw_gbps = large->bus_bandwidth_gbps();
-  const double bus_bytes = double(small->bytes()) * all_reduce_bus_factor(small->ranks());
-  // The small size's time less its bandwidth term is the whole all-reduce's latency; the cost model
-  // charges alpha per ring step, 2(n-1) of them (collective_cost.h), so alpha is that share.
-  const double steps = 2.0 * (small->ranks() - 1);
+  const double bus_bytes = double(small->bytes()) * bus_factor(op, small->ranks());
+  // The small size's time less its bandwidth term is the whole collective's latency; the cost model
+  // charges alpha per ring step — 2(n-1) for all_reduce, n-1 for reduce_scatter / all_gather
+  // (collective_cost.h) — so alpha is that share.
+  const double steps = (op == "all_reduce" ? 2.0 : 1.0) * (small->ranks() - 1);
   ab.latency_us = std::max(0.0, small->time_us() - bus_bytes / (ab.busbw_gbps * 1e3)) / std::max(1.0, steps);
   return ab;
+}
+
+AlphaBeta fit_all_reduce(const std::vector<CollectiveMeasurement>& measurements) {
+  return fit_collective(measurements, "all_reduce");
 }
 
 Topology assemble_topology(const std::vector<Topology>& node_fragments, const std::vector<int>& node_of_rank,
@@ -265,6 +290,21 @@ Topology assemble_topology(const std::vector<Topology>& node_fragments, const st
   } else if (gpus == 0) {
     t.set_intra_node_busbw_gbps(fit.busbw_gbps);
     t.set_intra_node_latency_us(fit.latency_us);
+  }
+  if (num_nodes > 1 || gpus == 0) {  // the world measurements describe this link class
+    for (const char* op : {"reduce_scatter", "all_gather"}) {
+      const AlphaBeta f = fit_collective(measurements, op);
+      if (f.busbw_gbps <= 0) continue;
+      CollectiveFit* cf = t.add_collective_fits();
+      cf->set_op(op);
+      if (num_nodes > 1) {
+        cf->set_inter_node_busbw_gbps(f.busbw_gbps);
+        cf->set_inter_node_latency_us(f.latency_us);
+      } else {
+        cf->set_intra_node_busbw_gbps(f.busbw_gbps);
+        cf->set_intra_node_latency_us(f.latency_us);
+      }
+    }
   }
 
   if (gpus > 0) {
@@ -336,7 +376,7 @@ Topology probe_topology(Communicator& comm, const ProbeOptions& opts) {
     TT_ASSERT(idx >= 0 && idx < comm.num_nodes(), "rank ", r, " reports node ", idx, " of ", comm.num_nodes());
     TT_ASSERT(by_node[size_t(idx)].ParseFromString(fragments[size_t(r)]), "bad probe fragment from rank ", r);
   }
-  const std::vector<CollectiveMeasurement> measurements = measure_all_reduce(comm, opts);
+  const std::vector<CollectiveMeasurement> measurements = measure_collectives(comm, opts);
   return assemble_topology(by_node, std::vector<int>(node_of.begin(), node_of.end()), measurements);
 }
 

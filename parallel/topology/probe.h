@@ -24,7 +24,10 @@ namespace tt::topology {
 
 struct ProbeOptions {
   std::vector<int64_t> sizes = {int64_t(64) << 10, int64_t(1) << 20, int64_t(16) << 20};  // all_reduce bytes
-  int iters = 5;                               // timed all_reduce iterations per size (>= 1)
+  // Collectives timed at every size; all_reduce is always measured (it calibrates the Topology's
+  // busbw/latency), reduce_scatter / all_gather add a CollectiveFit each (topology.proto).
+  std::vector<std::string> ops = {"all_reduce", "reduce_scatter", "all_gather"};
+  int iters = 5;                               // timed iterations per size and op (>= 1)
   int warmup = 1;                              // untimed iterations per size
   bool probe_gpus = true;                      // CUDA devices (ignored in a build without CUDA: no GPUs)
   bool use_nvml = true;                        // NVLink through NVML when GPUs were found
@@ -34,8 +37,11 @@ struct ProbeOptions {
 };
 
 // Collective: every rank of `comm` must call it, with equal options; every rank returns the same
-// Topology (source "probe"). Measurements are of all_reduce over f32 buffers of opts.sizes on all
-// ranks together; with several nodes the world all-reduce is bounded by the network and is reported
+// Topology (source "probe"). Measurements are of opts.ops over f32 buffers of opts.sizes on all
+// ranks together (bytes = the whole buffer: reduce_scatter's send, all_gather's receive buffer,
+// rounded down to a multiple of 4·ranks); reduce_scatter / all_gather are fitted like all_reduce
+// into Topology.collective_fits (inter-node figures with several nodes, intra-node for CPU ranks
+// on one node, none for GPU nodes, whose intra figure comes from the GPU links); with several nodes the world all-reduce is bounded by the network and is reported
 // as the inter-node figure, and the intra-node busbw then comes from the GPU links (or stays 0 for
 // CPU ranks: the Communicator has no per-node sub-communicator to time it). Throws tt::Error on a
 // CUDA failure (on a node leader only: its peers then wait for the collective timeout unless the
@@ -68,6 +74,8 @@ Topology assemble_topology(const std::vector<Topology>& node_fragments, const st
 
 // nccl-tests bus bandwidth factor of all_reduce over n ranks: 2(n-1)/n (0 for one rank).
 double all_reduce_bus_factor(int ranks);
+// The same for any op name: all_reduce 2(n-1)/n, reduce_scatter / all_gather (n-1)/n, else 1.
+double bus_factor(const std::string& op, int ranks);
 
 struct AlphaBeta {
   double latency_us = 0;  // alpha
@@ -77,5 +85,8 @@ struct AlphaBeta {
 // all-reduce of collective_cost.h): beta is the busbw of the largest size, alpha the time of the
 // smallest size less its bandwidth term (>= 0), per ring step.
 AlphaBeta fit_all_reduce(const std::vector<CollectiveMeasurement>& measurements);
+// The same two-point fit over the entries of `op`, with that op's ring: reduce_scatter / all_gather
+// t(S) = (n-1)·alpha + S (n-1)/n / beta (collective_cost.h). Zero fit when `op` was not measured.
+AlphaBeta fit_collective(const std::vector<CollectiveMeasurement>& measurements, const std::string& op);
 
 }  // namespace tt::topology

@@ -228,6 +228,16 @@ void validate_topology(const Topology& t, const std::string& where) {
     non_negative(str("measurements[", i, "].time_us"), m.time_us());
     non_negative(str("measurements[", i, "].bus_bandwidth_gbps"), m.bus_bandwidth_gbps());
   }
+  for (int i = 0; i < t.collective_fits_size(); ++i) {
+    const CollectiveFit& f = t.collective_fits(i);
+    const std::string name = str("collective_fits[", i, "]");
+    if (f.op() != "reduce_scatter" && f.op() != "all_gather")
+      bad(str(name, ".op = '", f.op(), "' (reduce_scatter or all_gather)"));
+    non_negative(name + ".intra_node_busbw_gbps", f.intra_node_busbw_gbps());
+    non_negative(name + ".inter_node_busbw_gbps", f.inter_node_busbw_gbps());
+    non_negative(name + ".intra_node_latency_us", f.intra_node_latency_us());
+    non_negative(name + ".inter_node_latency_us", f.inter_node_latency_us());
+  }
 }
 
 void save_topology(const std::string& path, const Topology& t) {
@@ -283,10 +293,13 @@ std::string describe_topology(const Topology& t) {
   };
   os << "all-reduce busbw: intra-node " << figure(t.intra_node_busbw_gbps(), t.intra_node_latency_us())
      << " | inter-node " << figure(t.inter_node_busbw_gbps(), t.inter_node_latency_us()) << "\n";
+  for (const CollectiveFit& f : t.collective_fits())
+    os << f.op() << " busbw: intra-node " << figure(f.intra_node_busbw_gbps(), f.intra_node_latency_us())
+       << " | inter-node " << figure(f.inter_node_busbw_gbps(), f.inter_node_latency_us()) << "\n";
 
   if (t.measurements_size() > 0) {
     const CollectiveMeasurement& m0 = t.measurements(0);
-    os << "measured " << m0.op() << " through the " << (m0.backend().empty() ? "?" : m0.backend()) << " communicator, "
+    os << "measured " << (t.measurements_size() > 1 && t.measurements(t.measurements_size() - 1).op() != m0.op() ? std::string("collectives") : m0.op()) << " through the " << (m0.backend().empty() ? "?" : m0.backend()) << " communicator, "
        << m0.ranks() << " rank(s) (slowest rank's mean):\n";
     char line[160];
     std::snprintf(line, sizeof(line), "  %-16s %10s %12s %12s\n", "op", "size", "time(us)", "busbw(GB/s)");

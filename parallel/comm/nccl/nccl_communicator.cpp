@@ -419,22 +419,19 @@ std::shared_ptr<Work> NcclCommunicator::finish(const std::shared_ptr<NcclWork>& 
   return w;
 }
 
-namespace {
 // Runs the NCCL call(s) of one collective between begin() and finish(); a failure poisons the
 // communicator (NCCL state after a failed call is unknown) and fails the Work.
-template <typename Begin, typename Finish, typename Poison>
-std::shared_ptr<Work> run_collective(Begin&& begin, const std::function<void()>& launch, Finish&& finish,
-                                     Poison&& poison) {
+std::shared_ptr<Work> NcclCommunicator::run_collective(const std::shared_ptr<NcclWork>& w,
+                                                       const std::function<void()>& launch) {
   try {
-    begin();
+    begin(*w, w);
     launch();
-    return finish();
+    return finish(w);
   } catch (const Error& e) {
-    poison(e.what());
+    poison(w, e.what());
     throw;
   }
 }
-}  // namespace
 
 bool NcclCommunicator::is_host_pointer(const void* p, const char* what, CollectiveKind kind) const {
   cudaPointerAttributes a{};
@@ -462,6 +459,16 @@ bool NcclCommunicator::is_host_pointer(const void* p, const char* what, Collecti
                   "the nccl backend needs device buffers (only all_reduce and broadcast stage host memory)"); \
   } while (0)
 
+std::shared_ptr<NcclWork> NcclCommunicator::make_block_work(CollectiveKind kind, const void* send, const void* recv,
+                                                            int64_t count, DType dtype) {
+  check_count(kind, count);
+  if (count > 0) {
+    TT_NCCL_REQUIRE_DEVICE(send, kind);
+    TT_NCCL_REQUIRE_DEVICE(recv, kind);
+  }
+  return make_work(kind, count, dtype, 0, count * int64_t(dtype_size(dtype)) * size_);
+}
+
 std::shared_ptr<Work> NcclCommunicator::all_reduce(void* buf, int64_t count, DType dtype, ReduceOp op) {
   check_count(CollectiveKind::kAllReduce, count);
   check_reduction(CollectiveKind::kAllReduce, dtype, op);
@@ -472,24 +479,21 @@ std::shared_ptr<Work> NcclCommunicator::all_reduce(void* buf, int64_t count, DTy
     throw Error(ErrorKind::kInternal, "all_reduce of host memory inside an NCCL group", where(),
                 "issue host-buffer collectives outside groups");
   auto w = make_work(CollectiveKind::kAllReduce, count, dtype, int32_t(op), int64_t(bytes));
-  return run_collective(
-      [&] { begin(*w, w); },
-      [&] {
-        if (count == 0) return;
-        if (!host) {
-          TT_NCCL_CHECK(ncclAllReduce(buf, buf, size_t(count), reduce_type(dtype), nccl_op(op), comm_, comm_stream_));
-          return;
-        }
-        // Host memory: stage through stream-ordered device memory. The copy back to pageable memory
-        // returns only once it is done, so the issuing call blocks (still under the watchdog).
-        void* d = nullptr;
-        TT_CUDA_CHECK(cudaMallocAsync(&d, bytes, comm_stream_));
-        TT_CUDA_CHECK(cudaMemcpyAsync(d, buf, bytes, cudaMemcpyHostToDevice, comm_stream_));
-        TT_NCCL_CHECK(ncclAllReduce(d, d, size_t(count), reduce_type(dtype), nccl_op(op), comm_, comm_stream_));
-        TT_CUDA_CHECK(cudaMemcpyAsync(buf, d, bytes, cudaMemcpyDeviceToHost, comm_stream_));
-        TT_CUDA_CHECK(cudaFreeAsync(d, comm_stream_));
-      },
-      [&] { return finish(w); }, [&](const std::string& msg) { poison(w, msg); });
+  return run_collective(w, [&] {
+    if (count == 0) return;
+    if (!host) {
+      TT_NCCL_CHECK(ncclAllReduce(buf, buf, size_t(count), reduce_type(dtype), nccl_op(op), comm_, comm_stream_));
+      return;
+    }
+    // Host memory: stage through stream-ordered device memory. The copy back to pageable memory
+    // returns only once it is done, so the issuing call blocks (still under the watchdog).
+    void* d = nullptr;
+    TT_CUDA_CHECK(cudaMallocAsync(&d, bytes, comm_stream_));
+    TT_CUDA_CHECK(cudaMemcpyAsync(d, buf, bytes, cudaMemcpyHostToDevice, comm_stream_));
+    TT_NCCL_CHECK(ncclAllReduce(d, d, size_t(count), reduce_type(dtype), nccl_op(op), comm_, comm_stream_));
+    TT_CUDA_CHECK(cudaMemcpyAsync(buf, d, bytes, cudaMemcpyDeviceToHost, comm_stream_));
+    TT_CUDA_CHECK(cudaFreeAsync(d, comm_stream_));
+  });
 }
 
 std::shared_ptr<Work> NcclCommunicator::reduce_scatter(const void* send, void* recv, int64_t recv_count, DType dtype,
@@ -503,33 +507,22 @@ std::shared_ptr<Work> NcclCommunicator::reduce_scatter(const void* send, void* r
   }
   auto w = make_work(CollectiveKind::kReduceScatter, recv_count, dtype, int32_t(op),
                      recv_count * size_ * int64_t(dtype_size(dtype)));
-  return run_collective(
-      [&] { begin(*w, w); },
-      [&] {
-        if (recv_count == 0) return;
-        TT_NCCL_CHECK(ncclReduceScatter(send, recv, size_t(recv_count), reduce_type(dtype), nccl_op(op), comm_,
-                                        comm_stream_));
-      },
-      [&] { return finish(w); }, [&](const std::string& msg) { poison(w, msg); });
+  return run_collective(w, [&] {
+    if (recv_count == 0) return;
+    TT_NCCL_CHECK(ncclReduceScatter(send, recv, size_t(recv_count), reduce_type(dtype), nccl_op(op), comm_,
+                                    comm_stream_));
+  });
 }
 
 std::shared_ptr<Work> NcclCommunicator::all_gather(const void* send, void* recv, int64_t send_count, DType dtype) {
-  check_count(CollectiveKind::kAllGather, send_count);
   DeviceGuard guard(device_);
-  if (send_count > 0) {
-    TT_NCCL_REQUIRE_DEVICE(send, CollectiveKind::kAllGather);
-    TT_NCCL_REQUIRE_DEVICE(recv, CollectiveKind::kAllGather);
-  }
+  auto w = make_block_work(CollectiveKind::kAllGather, send, recv, send_count, dtype);
   const size_t block = size_t(send_count) * dtype_size(dtype);
-  auto w = make_work(CollectiveKind::kAllGather, send_count, dtype, 0, int64_t(block) * size_);
-  return run_collective(
-      [&] { begin(*w, w); },
-      [&] {
-        if (send_count == 0) return;
-        // Raw bytes; in place when send is this rank's block of recv (NCCL's in-place convention too).
-        TT_NCCL_CHECK(ncclAllGather(send, recv, block, ncclUint8, comm_, comm_stream_));
-      },
-      [&] { return finish(w); }, [&](const std::string& msg) { poison(w, msg); });
+  return run_collective(w, [&] {
+    if (send_count == 0) return;
+    // Raw bytes; in place when send is this rank's block of recv (NCCL's in-place convention too).
+    TT_NCCL_CHECK(ncclAllGather(send, recv, block, ncclUint8, comm_, comm_stream_));
+  });
 }
 
 std::shared_ptr<Work> NcclCommunicator::broadcast(void* buf, int64_t count, DType dtype, int root) {
@@ -542,36 +535,32 @@ std::shared_ptr<Work> NcclCommunicator::broadcast(void* buf, int64_t count, DTyp
     throw Error(ErrorKind::kInternal, "broadcast of host memory inside an NCCL group", where(),
                 "issue host-buffer collectives outside groups");
   auto w = make_work(CollectiveKind::kBroadcast, count, dtype, root, int64_t(bytes));
-  return run_collective(
-      [&] { begin(*w, w); },
-      [&] {
-        if (count == 0) return;
-        if (!host) {
-          TT_NCCL_CHECK(ncclBroadcast(buf, buf, bytes, ncclUint8, root, comm_, comm_stream_));
-          return;
-        }
-        void* d = nullptr;
-        TT_CUDA_CHECK(cudaMallocAsync(&d, bytes, comm_stream_));
-        if (rank_ == root) TT_CUDA_CHECK(cudaMemcpyAsync(d, buf, bytes, cudaMemcpyHostToDevice, comm_stream_));
-        TT_NCCL_CHECK(ncclBroadcast(d, d, bytes, ncclUint8, root, comm_, comm_stream_));
-        TT_CUDA_CHECK(cudaMemcpyAsync(buf, d, bytes, cudaMemcpyDeviceToHost, comm_stream_));
-        TT_CUDA_CHECK(cudaFreeAsync(d, comm_stream_));
-      },
-      [&] { return finish(w); }, [&](const std::string& msg) { poison(w, msg); });
+  return run_collective(w, [&] {
+    if (count == 0) return;
+    if (!host) {
+      TT_NCCL_CHECK(ncclBroadcast(buf, buf, bytes, ncclUint8, root, comm_, comm_stream_));
+      return;
+    }
+    void* d = nullptr;
+    TT_CUDA_CHECK(cudaMallocAsync(&d, bytes, comm_stream_));
+    if (rank_ == root) TT_CUDA_CHECK(cudaMemcpyAsync(d, buf, bytes, cudaMemcpyHostToDevice, comm_stream_));
+    TT_NCCL_CHECK(ncclBroadcast(d, d, bytes, ncclUint8, root, comm_, comm_stream_));
+    TT_CUDA_CHECK(cudaMemcpyAsync(buf, d, bytes, cudaMemcpyDeviceToHost, comm_stream_));
+    TT_CUDA_CHECK(cudaFreeAsync(d, comm_stream_));
+  });
 }
 
 std::shared_ptr<Work> NcclCommunicator::barrier() {
   DeviceGuard guard(device_);
   auto w = make_work(CollectiveKind::kBarrier, 0, DType::kF32, 0, 0);
-  return run_collective(
-      [&] { begin(*w, w); },
-      [&] { TT_NCCL_CHECK(ncclAllReduce(barrier_buf_, barrier_buf_, 1, ncclInt32, ncclSum, comm_, comm_stream_)); },
-      [&] { return finish(w); }, [&](const std::string& msg) { poison(w, msg); });
+  return run_collective(w, [&] {
+TT_NCCL_CHECK(ncclAllReduce(barrier_buf_, barrier_buf_, 1, ncclInt32, ncclSum, comm_, comm_stream_));
+  });
 }
 
 std::shared_ptr<Work> NcclCommunicator::reduce_scatter_v(const void* send, void* recv,
-                                                         const std::vector<int64_t>& counts, DType dtype,
-                                                         ReduceOp op) {
+                                                     const std::vector<int64_t>& counts, DType dtype,
+                                                     ReduceOp op) {
   const int64_t total = check_counts(CollectiveKind::kReduceScatter, counts, size_);
   check_reduction(CollectiveKind::kReduceScatter, dtype, op);
   DeviceGuard guard(device_);
@@ -579,24 +568,21 @@ std::shared_ptr<Work> NcclCommunicator::reduce_scatter_v(const void* send, void*
   if (counts[rank_] > 0) TT_NCCL_REQUIRE_DEVICE(recv, CollectiveKind::kReduceScatter);
   const size_t esize = dtype_size(dtype);
   auto w = make_work(CollectiveKind::kReduceScatter, total, dtype, int32_t(op), total * int64_t(esize));
-  return run_collective(
-      [&] { begin(*w, w); },
-      [&] {
-        // One ncclReduce per rank r (root r gets block r), grouped into one launch. recvbuff is read
-        // only on the root; the others pass a valid pointer that NCCL does not touch.
-        group_start();
-        int64_t displ = 0;
-        for (int r = 0; r < size_; ++r) {
-          const char* block = static_cast<const char*>(send) + size_t(displ) * esize;
-          void* out = r == rank_ ? recv : (recv ? recv : const_cast<char*>(block));
-          if (counts[r] > 0)
-            TT_NCCL_CHECK(ncclReduce(block, out, size_t(counts[r]), reduce_type(dtype), nccl_op(op), r, comm_,
-                                     comm_stream_));
-          displ += counts[r];
-        }
-        group_end();
-      },
-      [&] { return finish(w); }, [&](const std::string& msg) { poison(w, msg); });
+  return run_collective(w, [&] {
+    // One ncclReduce per rank r (root r gets block r), grouped into one launch. recvbuff is read
+    // only on the root; the others pass a valid pointer that NCCL does not touch.
+    group_start();
+    int64_t displ = 0;
+    for (int r = 0; r < size_; ++r) {
+      const char* block = static_cast<const char*>(send) + size_t(displ) * esize;
+      void* out = r == rank_ ? recv : (recv ? recv : const_cast<char*>(block));
+      if (counts[r] > 0)
+        TT_NCCL_CHECK(ncclReduce(block, out, size_t(counts[r]), reduce_type(dtype), nccl_op(op), r, comm_,
+                                 comm_stream_));
+      displ += counts[r];
+    }
+    group_end();
+  });
 }
 
 std::shared_ptr<Work> NcclCommunicator::all_gather_v(const void* send, void* recv, const std::vector<int64_t>& counts,
@@ -607,50 +593,39 @@ std::shared_ptr<Work> NcclCommunicator::all_gather_v(const void* send, void* rec
   if (counts[rank_] > 0) TT_NCCL_REQUIRE_DEVICE(send, CollectiveKind::kAllGather);
   const size_t esize = dtype_size(dtype);
   auto w = make_work(CollectiveKind::kAllGather, total, dtype, 0, total * int64_t(esize));
-  return run_collective(
-      [&] { begin(*w, w); },
-      [&] {
-        // One ncclBroadcast per rank r (root r sends its block into everyone's recv), grouped. The
-        // root's send may be its own block of recv (in place). sendbuff is read only on the root.
-        group_start();
-        int64_t displ = 0;
-        for (int r = 0; r < size_; ++r) {
-          char* block = static_cast<char*>(recv) + size_t(displ) * esize;
-          const void* in = r == rank_ ? send : block;
-          if (counts[r] > 0)
-            TT_NCCL_CHECK(ncclBroadcast(in, block, size_t(counts[r]) * esize, ncclUint8, r, comm_, comm_stream_));
-          displ += counts[r];
-        }
-        group_end();
-      },
-      [&] { return finish(w); }, [&](const std::string& msg) { poison(w, msg); });
+  return run_collective(w, [&] {
+    // One ncclBroadcast per rank r (root r sends its block into everyone's recv), grouped. The
+    // root's send may be its own block of recv (in place). sendbuff is read only on the root.
+    group_start();
+    int64_t displ = 0;
+    for (int r = 0; r < size_; ++r) {
+      char* block = static_cast<char*>(recv) + size_t(displ) * esize;
+      const void* in = r == rank_ ? send : block;
+      if (counts[r] > 0)
+        TT_NCCL_CHECK(ncclBroadcast(in, block, size_t(counts[r]) * esize, ncclUint8, r, comm_, comm_stream_));
+      displ += counts[r];
+    }
+    group_end();
+  });
 }
 
 #ifdef TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE
 std::shared_ptr<Work> NcclCommunicator::all_to_all(const void* send, void* recv, int64_t count_per_rank,
                                                    DType dtype) {
-  check_count(CollectiveKind::kAllToAll, count_per_rank);
   DeviceGuard guard(device_);
-  if (count_per_rank > 0) {
-    TT_NCCL_REQUIRE_DEVICE(send, CollectiveKind::kAllToAll);
-    TT_NCCL_REQUIRE_DEVICE(recv, CollectiveKind::kAllToAll);
-  }
+  auto w = make_block_work(CollectiveKind::kAllToAll, send, recv, count_per_rank, dtype);
   const size_t block = size_t(count_per_rank) * dtype_size(dtype);
-  auto w = make_work(CollectiveKind::kAllToAll, count_per_rank, dtype, 0, int64_t(block) * size_);
-  return run_collective(
-      [&] { begin(*w, w); },
-      [&] {
-        if (count_per_rank == 0) return;
-        group_start();
-        for (int r = 0; r < size_; ++r) {
-          TT_NCCL_CHECK(ncclSend(static_cast<const char*>(send) + size_t(r) * block, block, ncclUint8, r, comm_,
-                                 comm_stream_));
-          TT_NCCL_CHECK(ncclRecv(static_cast<char*>(recv) + size_t(r) * block, block, ncclUint8, r, comm_,
-                                 comm_stream_));
-        }
-        group_end();
-      },
-      [&] { return finish(w); }, [&](const std::string& msg) { poison(w, msg); });
+  return run_collective(w, [&] {
+    if (count_per_rank == 0) return;
+    group_start();
+    for (int r = 0; r < size_; ++r) {
+      TT_NCCL_CHECK(ncclSend(static_cast<const char*>(send) + size_t(r) * block, block, ncclUint8, r, comm_,
+                             comm_stream_));
+      TT_NCCL_CHECK(ncclRecv(static_cast<char*>(recv) + size_t(r) * block, block, ncclUint8, r, comm_,
+                             comm_stream_));
+    }
+    group_end();
+  });
 }
 #endif
 

@@ -60,6 +60,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -142,6 +143,11 @@ class NcclCommunicator : public Communicator {
   // After a failed NCCL/CUDA call: fails w, forgets it, and makes every later collective throw.
   void poison(const std::shared_ptr<NcclWork>& w, const std::string& msg);
   void check_usable();
+  // begin(), launch (the NCCL calls), finish(); a failure poisons the communicator and fails w.
+  std::shared_ptr<Work> run_collective(const std::shared_ptr<NcclWork>& w, const std::function<void()>& launch);
+  // check_count, device send/recv, and the Work of a collective on `count`-element blocks per rank.
+  std::shared_ptr<NcclWork> make_block_work(CollectiveKind kind, const void* send, const void* recv, int64_t count,
+                                            DType dtype);
   bool is_host_pointer(const void* p, const char* what, CollectiveKind kind) const;
 
   void watchdog_loop();

@@ -179,6 +179,59 @@ TEST(ClusterOf, NominalLinksWithoutBusbwAndMeasuredBusbwWhenSet) {
   EXPECT_EQ(c.inter.latency_us, 7);
 }
 
+TEST(ClusterOf, PerCollectiveFitsPriceTheirCollectiveOnly) {
+  // One CPU node of 2 ranks probed at 1 GB/s all-reduce busbw; reduce_scatter measured at 0.4 GB/s
+  // (and 30 us), all_gather not fitted.
+  topology::Topology t;
+  t.set_name("probed");
+  t.set_source("probe");
+  t.set_ranks_per_node(2);
+  t.add_nodes()->add_ranks(0);
+  t.mutable_nodes(0)->add_ranks(1);
+  t.set_intra_node_busbw_gbps(1.0);
+  t.set_intra_node_latency_us(5);
+  const Cluster before = cluster_of(t);
+  auto* f = t.add_collective_fits();
+  f->set_op("reduce_scatter");
+  f->set_intra_node_busbw_gbps(0.4);
+  f->set_intra_node_latency_us(30);
+  const Cluster c = cluster_of(t);
+  EXPECT_EQ(c.intra_for(Collective::kReduceScatter).busbw_gbps, 0.4);
+  EXPECT_EQ(c.intra_for(Collective::kAllGather).busbw_gbps, 1.0);  // no fit: from all_reduce
+  const double s = 16e6;
+  // reduce_scatter: (n-1)/n S / 0.4 GB/s + (n-1) 30 us
+  EXPECT_NEAR(collective_cost(Collective::kReduceScatter, Algorithm::kRing, s, c).total_s(), 0.5 * s / 0.4e9 + 30e-6,
+              1e-12);
+  for (Collective op : {Collective::kAllReduce, Collective::kAllGather})
+    EXPECT_DOUBLE_EQ(collective_cost(op, Algorithm::kRing, s, c).total_s(),
+                     collective_cost(op, Algorithm::kRing, s, before).total_s());
+  // Hierarchical on 2 nodes x 2: the intra reduce-scatter phase of an all_reduce uses the fit too.
+  topology::Topology two = tiny_topology(2, 2, topology::LINK_NVLINK, 100, 10);
+  const Cluster h0 = cluster_of(two);
+  auto* g = two.add_collective_fits();
+  g->set_op("all_gather");
+  g->set_intra_node_busbw_gbps(50);
+  g->set_intra_node_latency_us(4);
+  g->set_inter_node_busbw_gbps(2);
+  g->set_inter_node_latency_us(20);
+  const Cluster h = cluster_of(two);
+  EXPECT_EQ(h.inter_for(Collective::kAllGather).busbw_gbps, 2);
+  EXPECT_EQ(h.inter_for(Collective::kAllGather).kind, topology::LINK_NETWORK);
+  EXPECT_NEAR(collective_cost(Collective::kAllGather, Algorithm::kRing, s, h).total_s(), 0.75 * s / 2e9 + 3 * 20e-6,
+              1e-12);
+  EXPECT_NEAR(collective_cost(Collective::kAllGather, Algorithm::kHierarchical, s, h).total_s(),
+              (0.5 * s / 2e9 + 20e-6) + (0.5 * s / 50e9 + 4e-6), 1e-12);
+  EXPECT_NEAR(collective_cost(Collective::kAllReduce, Algorithm::kHierarchical, s, h).total_s() -
+                  collective_cost(Collective::kAllReduce, Algorithm::kHierarchical, s, h0).total_s(),
+              ring_cost(Collective::kAllGather, 2, s, link(50, 4)).total_s() -
+                  ring_cost(Collective::kAllGather, 2, s, h0.intra).total_s(),
+              1e-12);
+  // Presets carry no fits: unchanged.
+  const Cluster p = cluster_of(topology::preset_topology("2x8xh100-sxm-4x200g-ib"));
+  EXPECT_EQ(p.intra_for(Collective::kReduceScatter).busbw_gbps, p.intra.busbw_gbps);
+  EXPECT_EQ(p.inter_for(Collective::kAllGather).busbw_gbps, p.inter.busbw_gbps);
+}
+
 TEST(ClusterOf, RestrictsAndReplicates) {
   const topology::Topology one = tiny_topology(1, 8, topology::LINK_NVLINK, 450, 0);
   Cluster c = cluster_of(one, 4);

@@ -25,63 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/parallel/ddp/netns_hosts.h"
 #include "tests/test_util.h"
 
 namespace tt::test {
 namespace {
-
-std::string scripts_dir() { return source_dir() + "/tests/parallel/ddp"; }
-
-void sweep_stale_namespaces() {
-  const auto r = run_command("ip netns list");
-  std::istringstream lines(r.output);
-  std::string line;
-  const std::regex name_re("^ttgt(\\d+)[ab]\\b.*");
-  while (std::getline(lines, line)) {
-    std::smatch m;
-    if (!std::regex_match(line, m, name_re)) continue;
-    const pid_t pid = pid_t(std::stol(m[1]));
-    if (pid == getpid() || kill(pid, 0) == 0) continue;
-    run_command("ip netns del " + line.substr(0, line.find(' ')));
-  }
-}
-
-class ShapedTwoHosts {
- public:
-  ShapedTwoHosts() : tag_("ttgt" + std::to_string(getpid())), subnet_("10.232." + std::to_string(getpid() % 250 + 1)) {}
-  ~ShapedTwoHosts() {
-    if (up_) run_command("sh " + scripts_dir() + "/netns_setup.sh down " + tag_);
-  }
-  ShapedTwoHosts(const ShapedTwoHosts&) = delete;
-  ShapedTwoHosts& operator=(const ShapedTwoHosts&) = delete;
-
-  CommandResult up() {
-    up_ = true;
-    return run_command("sh " + scripts_dir() + "/netns_setup.sh up " + tag_ + " " + subnet_);
-  }
-  // tbf on both ends of the link; burst = 1 ms of line rate.
-  CommandResult shape(const std::string& rate, const std::string& burst) {
-    std::string out;
-    for (const char h : {'a', 'b'}) {
-      auto r = run_command("ip netns exec " + tag_ + h + " tc qdisc replace dev " + tag_ + "v" + h +
-                           " root tbf rate " + rate + " burst " + burst + " latency 20ms");
-      if (r.exit_code != 0) return r;
-      out += r.output;
-    }
-    return {0, out};
-  }
-  std::string mpirun(const std::string& args, int timeout_s = 60) const {
-    const std::string a = subnet_ + ".1", b = subnet_ + ".2", cidr = subnet_ + ".0/24";
-    return "TT_NETNS_HOSTS='" + a + "=" + tag_ + "a " + b + "=" + tag_ + "b' timeout " + std::to_string(timeout_s) +
-           " ip netns exec " + tag_ + "a " + TT_MPIRUN + " -np 2 --host " + a + ":1," + b + ":1 --mca plm_rsh_agent " +
-           scripts_dir() + "/netns_rsh.sh --mca btl tcp,self --mca btl_tcp_if_include " + cidr +
-           " --mca oob_tcp_if_include " + cidr + " " + args;
-  }
-
- private:
-  std::string tag_, subnet_;
-  bool up_ = false;
-};
 
 // Why the shaped link cannot be built here, or "".
 std::string unavailable_reason() {
@@ -117,7 +65,7 @@ class GroundTruth : public ::testing::Test {
   void SetUp() override {
     const std::string why = unavailable_reason();
     if (!why.empty()) GTEST_SKIP() << why;
-    sweep_stale_namespaces();
+    sweep_stale_namespaces("ttgt");
     const auto r = run_topotrain("data synth --out " + dir_.file("data") +
                                  " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 100000 --val-tokens 20000");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -139,7 +87,7 @@ class GroundTruth : public ::testing::Test {
 };
 
 TEST_F(GroundTruth, OneGbitAllReduceAndCompressionMatchTheCalibratedModel) {
-  ShapedTwoHosts net;
+  TwoHostNetwork net("ttgt", 232);
   const auto up = net.up();
   ASSERT_EQ(up.exit_code, 0) << "netns_setup.sh up failed:\n" << up.output;
   const auto shaped = net.shape("1gbit", "125000");

@@ -30,14 +30,13 @@
 #include <sstream>
 #include <string>
 
+#include "tests/parallel/ddp/netns_hosts.h"
 #include "tests/test_util.h"
 
 namespace tt::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string scripts_dir() { return source_dir() + "/tests/parallel/ddp"; }
 
 std::map<int, double> losses_in(const std::string& metrics_path) {
   std::map<int, double> out;
@@ -51,50 +50,6 @@ std::map<int, double> losses_in(const std::string& metrics_path) {
   }
   return out;
 }
-
-// Removes ttns<pid>a/b namespaces whose creating test process is gone.
-void sweep_stale_namespaces() {
-  const auto r = run_command("ip netns list");
-  std::istringstream lines(r.output);
-  std::string line;
-  const std::regex name_re("^ttns(\\d+)[ab]\\b.*");
-  while (std::getline(lines, line)) {
-    std::smatch m;
-    if (!std::regex_match(line, m, name_re)) continue;
-    const pid_t pid = pid_t(std::stol(m[1]));
-    if (pid == getpid() || kill(pid, 0) == 0) continue;
-    run_command("ip netns del " + line.substr(0, line.find(' ')));
-  }
-}
-
-// The two hosts; torn down on destruction, whatever happened in between.
-class TwoHostNetwork {
- public:
-  TwoHostNetwork() : tag_("ttns" + std::to_string(getpid())), subnet_("10.231." + std::to_string(getpid() % 250 + 1)) {}
-  ~TwoHostNetwork() {
-    if (up_) run_command("sh " + scripts_dir() + "/netns_setup.sh down " + tag_);
-  }
-  TwoHostNetwork(const TwoHostNetwork&) = delete;
-  TwoHostNetwork& operator=(const TwoHostNetwork&) = delete;
-
-  CommandResult up() {
-    up_ = true;  // the script cleans up after itself on failure; down is idempotent anyway
-    return run_command("sh " + scripts_dir() + "/netns_setup.sh up " + tag_ + " " + subnet_);
-  }
-  std::string ns(char host) const { return tag_ + host; }
-  std::string ip(char host) const { return subnet_ + (host == 'a' ? ".1" : ".2"); }
-  std::string cidr() const { return subnet_ + ".0/24"; }
-  std::string veth(char host) const { return tag_ + "v" + host; }
-  // Bytes host `host` has sent over its end of the link.
-  long long tx_bytes(char host) const {
-    const auto r = run_command("ip netns exec " + ns(host) + " cat /sys/class/net/" + veth(host) + "/statistics/tx_bytes");
-    return r.exit_code == 0 ? std::atoll(r.output.c_str()) : -1;
-  }
-
- private:
-  std::string tag_, subnet_;
-  bool up_ = false;
-};
 
 // Why namespaces cannot be used here, or "" when they can.
 std::string netns_unavailable_reason() {
@@ -111,7 +66,7 @@ class DdpNetns : public ::testing::Test {
   void SetUp() override {
     const std::string why = netns_unavailable_reason();
     if (!why.empty()) GTEST_SKIP() << why;
-    sweep_stale_namespaces();
+    sweep_stale_namespaces("ttns");
     auto r = run_command(std::string(TT_BINARY) + " data synth --out " + dir_.file("data") +
                          " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 100000 --val-tokens 20000");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -126,12 +81,7 @@ class DdpNetns : public ::testing::Test {
   }
 
   std::string two_host_command(const TwoHostNetwork& net, const std::string& run_dir) const {
-    return "TT_NETNS_HOSTS='" + net.ip('a') + "=" + net.ns('a') + " " + net.ip('b') + "=" + net.ns('b') + "'" +
-           " TT_NETNS_LOG=" + dir_.file("rsh.log") + " timeout 120 ip netns exec " + net.ns('a') + " " + TT_MPIRUN +
-           " -np 2 --host " + net.ip('a') + ":1," + net.ip('b') + ":1" +
-           " --mca plm_rsh_agent " + scripts_dir() + "/netns_rsh.sh" +
-           " --mca btl tcp,self --mca btl_tcp_if_include " + net.cidr() + " --mca oob_tcp_if_include " + net.cidr() +
-           " " + train_args(run_dir);
+    return net.mpirun(train_args(run_dir), 120, "TT_NETNS_LOG=" + dir_.file("rsh.log"));
   }
 
   static constexpr int kSteps = 40;
@@ -139,7 +89,7 @@ class DdpNetns : public ::testing::Test {
 };
 
 TEST_F(DdpNetns, TwoHostRunMatchesOneProcessWithGradAccumulation) {
-  TwoHostNetwork net;
+  TwoHostNetwork net("ttns", 231);
   const auto up = net.up();
   ASSERT_EQ(up.exit_code, 0) << "netns_setup.sh up failed:\n" << up.output;
   const long long tx_before = net.tx_bytes('b');

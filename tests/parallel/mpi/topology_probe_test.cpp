@@ -41,13 +41,14 @@ TEST(TopologyProbeMpi, EveryRankGetsTheSameTopology) {
   EXPECT_EQ(placed, c.size());
   EXPECT_TRUE(found_me);
 
-  ASSERT_EQ(t.measurements_size(), 2);
+  ASSERT_EQ(t.measurements_size(), 6);  // 2 sizes x all_reduce, reduce_scatter, all_gather
   for (const CollectiveMeasurement& m : t.measurements()) {
     EXPECT_EQ(m.ranks(), c.size());
     EXPECT_EQ(m.backend(), "mpi");
     EXPECT_GT(m.time_us(), 0);
     EXPECT_GT(m.bus_bandwidth_gbps(), 0);
   }
+  if (c.size() > 1) EXPECT_EQ(t.collective_fits_size(), 2);
   if (c.num_nodes() == 1) {
     EXPECT_GT(t.intra_node_busbw_gbps(), 0);
     ASSERT_EQ(t.links_size(), 1);

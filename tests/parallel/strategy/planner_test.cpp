@@ -162,6 +162,29 @@ TEST(Planner, SingleRankHasNoCommunicationAndTiesGoToTheSimplest) {
   EXPECT_NE(plan.reason.find("single rank"), std::string::npos);
 }
 
+TEST(Planner, ParamGatherBytesFollowTheTrainersPrecision) {
+  ModelSpec model = model_preset("gpt2-124m", 16384);
+  cost::Cluster gpu = cost::cluster_of(topology::preset_topology("8x4090-pcie"));
+  cost::Cluster cpu = gpu;
+  cpu.has_gpus = false;
+  EXPECT_EQ(param_gather_bytes(model, gpu), 2);  // bf16 working copy
+  EXPECT_EQ(param_gather_bytes(model, cpu), 4);  // the CPU trainer gathers fp32
+  const ComputeTimes ct{0.1, 0.2, 0};
+  auto gather = [&](const cost::Cluster& cl) {
+    return evaluate_candidate(cl, model, ct, 25, Payload::kFp32, cost::Algorithm::kRing, 1, 0).gather_s;
+  };
+  const double ag4 = cost::collective_cost(cost::Collective::kAllGather, cost::Algorithm::kRing,
+                                           4.0 * double(model.num_params), cpu)
+                         .total_s();
+  EXPECT_DOUBLE_EQ(gather(cpu), ag4);
+  EXPECT_DOUBLE_EQ(gather(gpu), cost::collective_cost(cost::Collective::kAllGather, cost::Algorithm::kRing,
+                                                      2.0 * double(model.num_params), gpu)
+                                    .total_s());
+  model.param_gather_bytes = 2;  // explicit: overrides the CPU default
+  EXPECT_DOUBLE_EQ(param_gather_bytes(model, cpu), 2);
+  EXPECT_LT(gather(cpu), ag4);
+}
+
 TEST(Planner, MeasuredBackwardTimeOverridesPeakTimesMfu) {
   ModelSpec model = model_preset("gpt2-124m", 16384);
   model.measured_backward_s = 2.4;

@@ -54,7 +54,7 @@ TEST(ProbeCommand, ProbesThisMachine) {
   const nlohmann::json j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["source"], "probe");
   EXPECT_EQ(j["nodes"].size(), 1u);
-  EXPECT_EQ(j["measurements"].size(), 2u);
+  EXPECT_EQ(j["measurements"].size(), 6u);  // 2 sizes x all_reduce, reduce_scatter, all_gather
   EXPECT_EQ(run_topotrain("probe --topology " + dir.file("p.pbtxt")).exit_code, 0);
 }
 

@@ -13,13 +13,13 @@
 namespace tt::topology {
 namespace {
 
-CollectiveMeasurement measurement(uint64_t bytes, int ranks, double time_us) {
+CollectiveMeasurement measurement(uint64_t bytes, int ranks, double time_us, const std::string& op = "all_reduce") {
   CollectiveMeasurement m;
-  m.set_op("all_reduce");
+  m.set_op(op);
   m.set_bytes(bytes);
   m.set_ranks(ranks);
   m.set_time_us(time_us);
-  m.set_bus_bandwidth_gbps(double(bytes) * all_reduce_bus_factor(ranks) / (time_us * 1e3));
+  m.set_bus_bandwidth_gbps(double(bytes) * bus_factor(op, ranks) / (time_us * 1e3));
   return m;
 }
 
@@ -43,6 +43,49 @@ TEST(Probe, AlphaBetaFitRecoversAModel) {
   EXPECT_EQ(fit_all_reduce({measurement(1024, 1, 1.0)}).busbw_gbps, 0);  // one rank: nothing moved
 }
 
+TEST(Probe, PerCollectiveFitUsesThatCollectivesRing) {
+  EXPECT_DOUBLE_EQ(bus_factor("reduce_scatter", 8), 0.875);
+  EXPECT_DOUBLE_EQ(bus_factor("all_gather", 2), 0.5);
+  EXPECT_DOUBLE_EQ(bus_factor("all_reduce", 2), 1);
+  // reduce_scatter: t(S) = 7 x 3 us + S * 7/8 / (4 GB/s); all_gather: 7 x 1 us + S * 7/8 / (6 GB/s);
+  // all_reduce (in the same list) at 10 GB/s must not leak into either fit.
+  std::vector<CollectiveMeasurement> ms;
+  for (uint64_t s : {uint64_t(4) << 10, uint64_t(16) << 20}) {
+    ms.push_back(measurement(s, 8, 20 + double(s) * 1.75 / 10e3, "all_reduce"));
+    ms.push_back(measurement(s, 8, 21 + double(s) * 0.875 / 4e3, "reduce_scatter"));
+    ms.push_back(measurement(s, 8, 7 + double(s) * 0.875 / 6e3, "all_gather"));
+  }
+  const AlphaBeta rs = fit_collective(ms, "reduce_scatter"), ag = fit_collective(ms, "all_gather");
+  EXPECT_NEAR(rs.busbw_gbps, 4, 0.05);  // beta from the largest size includes its share of alpha
+  EXPECT_NEAR(rs.latency_us, 3, 0.1);
+  EXPECT_NEAR(ag.busbw_gbps, 6, 0.05);
+  EXPECT_NEAR(ag.latency_us, 1, 0.1);
+  EXPECT_NEAR(fit_all_reduce(ms).busbw_gbps, 10, 0.1);
+  EXPECT_EQ(fit_collective(ms, "broadcast").busbw_gbps, 0);  // not measured
+}
+
+TEST(ProbeAssemble, CpuRanksOnOneNodeGetIntraNodeFitsPerCollective) {
+  NodeProbe a;
+  a.hostname = "a";
+  const Topology t = assemble_topology(
+      {node_fragment(a, "/nonexistent")}, {0, 0},
+      {measurement(4096, 2, 40), measurement(1 << 24, 2, 1e4), measurement(4096, 2, 30, "reduce_scatter"),
+       measurement(1 << 24, 2, 2e4, "reduce_scatter"), measurement(4096, 2, 20, "all_gather"),
+       measurement(1 << 24, 2, 1.5e4, "all_gather")});
+  EXPECT_NEAR(t.intra_node_busbw_gbps(), (1 << 24) / 1e7, 1e-6);
+  ASSERT_EQ(t.collective_fits_size(), 2);
+  EXPECT_EQ(t.collective_fits(0).op(), "reduce_scatter");
+  EXPECT_NEAR(t.collective_fits(0).intra_node_busbw_gbps(), (1 << 24) * 0.5 / 2e7, 1e-6);
+  EXPECT_GT(t.collective_fits(0).intra_node_latency_us(), 0);
+  EXPECT_EQ(t.collective_fits(0).inter_node_busbw_gbps(), 0);
+  EXPECT_EQ(t.collective_fits(1).op(), "all_gather");
+  EXPECT_NEAR(t.collective_fits(1).intra_node_busbw_gbps(), (1 << 24) * 0.5 / 1.5e7, 1e-6);
+  EXPECT_NO_THROW(validate_topology(t, "test"));
+  EXPECT_NE(describe_topology(t).find("reduce_scatter busbw: intra-node"), std::string::npos) << describe_topology(t);
+  // all_reduce only (an older probe, or ops = {"all_reduce"}): no fits.
+  EXPECT_EQ(assemble_topology({node_fragment(a, "/x")}, {0, 0}, {measurement(4096, 2, 40)}).collective_fits_size(), 0);
+}
+
 TEST(Probe, CudaPartFindsNoGpuHereWithoutFailing) {
   const CudaReport r = probe_cuda(1 << 20, 1);
   if (!r.devices.empty()) GTEST_SKIP() << "this machine has a GPU";
@@ -64,10 +107,14 @@ TEST(Probe, CpuRanksUnderTheLocalCommunicator) {
   EXPECT_EQ(t.nodes(0).ranks(0), 0);
   EXPECT_GT(t.nodes(0).cpu_cores(), 0);
   EXPECT_EQ(t.ranks_per_node(), 1);
-  ASSERT_EQ(t.measurements_size(), 2);
+  ASSERT_EQ(t.measurements_size(), 6);  // 2 sizes x all_reduce, reduce_scatter, all_gather
   EXPECT_EQ(t.measurements(0).op(), "all_reduce");
   EXPECT_EQ(t.measurements(0).bytes(), 4096u);
   EXPECT_EQ(t.measurements(1).bytes(), 65536u);
+  EXPECT_EQ(t.measurements(2).op(), "reduce_scatter");
+  EXPECT_EQ(t.measurements(4).op(), "all_gather");
+  EXPECT_EQ(t.measurements(5).bytes(), 65536u);
+  EXPECT_EQ(t.collective_fits_size(), 0);  // one rank moves nothing: no fit
   EXPECT_EQ(t.measurements(0).ranks(), 1);
   EXPECT_EQ(t.measurements(0).backend(), "local");
   EXPECT_GE(t.measurements(0).time_us(), 0);
@@ -253,6 +300,15 @@ TEST(ProbeAssemble, CpuRanksOnTwoNodes) {
   EXPECT_EQ(t.nodes(0).ranks(1), 2);
   EXPECT_EQ(t.intra_node_busbw_gbps(), 0);
   EXPECT_GT(t.inter_node_busbw_gbps(), 0);
+  EXPECT_EQ(t.collective_fits_size(), 0);  // only all_reduce measured
+  const Topology f = assemble_topology(
+      {node_fragment(a, "/nonexistent"), node_fragment(b, "/nonexistent")}, {0, 1, 0, 1},
+      {measurement(4096, 4, 40), measurement(1 << 20, 4, 900), measurement(4096, 4, 50, "all_gather"),
+       measurement(1 << 20, 4, 1500, "all_gather")});
+  ASSERT_EQ(f.collective_fits_size(), 1);
+  EXPECT_EQ(f.collective_fits(0).op(), "all_gather");
+  EXPECT_EQ(f.collective_fits(0).intra_node_busbw_gbps(), 0);
+  EXPECT_NEAR(f.collective_fits(0).inter_node_busbw_gbps(), (1 << 20) * 0.75 / 1.5e6, 1e-6);
   int shm = 0;
   for (const Link& l : t.links())
     if (l.kind() == LINK_SHM) {
