@@ -29,7 +29,10 @@ MemoryStats& stats_for(Device d) { return g_stats[{int(d.kind), d.index}]; }
 std::string format_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
-  while (bytes >= 1024.0 && u < 4) { bytes /= 1024.0; ++u; }
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
   char buf[32];
   std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
   return buf;
@@ -43,8 +46,7 @@ void* tracked_alloc(const std::string& name, size_t bytes, Device device) {
       throw Error(ErrorKind::kMemory,
                   str("allocating '", name, "' (", format_bytes(double(bytes)), ") on ", device.str(),
                       " would exceed the memory budget of ", format_bytes(double(s.budget_bytes)), " (",
-                      format_bytes(double(s.current_bytes)), " already in use in ", s.allocations,
-                      " allocations)"),
+                      format_bytes(double(s.current_bytes)), " already in use in ", s.allocations, " allocations)"),
                   "train.memory_budget_bytes",
                   "lower train.batch_size or train.seq_len, use a smaller model, or raise the budget");
     }
@@ -58,15 +60,16 @@ void* tracked_alloc(const std::string& name, size_t bytes, Device device) {
       size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
       p = std::aligned_alloc(64, rounded);
       if (!p)
-        throw Error(ErrorKind::kMemory, str("out of host memory allocating '", name, "' (", format_bytes(double(bytes)), ")"),
-                    "", "lower train.batch_size or use a smaller model");
+        throw Error(ErrorKind::kMemory,
+                    str("out of host memory allocating '", name, "' (", format_bytes(double(bytes)), ")"), "",
+                    "lower train.batch_size or use a smaller model");
       std::memset(p, 0, bytes);
     } else {
 #if TOPOTRAIN_HAVE_CUDA
       p = cuda_device_malloc(device.index, std::max<size_t>(bytes, 1));
 #else
-      throw Error(ErrorKind::kConfig, str("cannot allocate '", name, "' on ", device.str(), ": built without CUDA"),
-                  "", "rebuild with -DTOPOTRAIN_CUDA=ON on a machine with the CUDA toolkit, or run on cpu");
+      throw Error(ErrorKind::kConfig, str("cannot allocate '", name, "' on ", device.str(), ": built without CUDA"), "",
+                  "rebuild with -DTOPOTRAIN_CUDA=ON on a machine with the CUDA toolkit, or run on cpu");
 #endif
     }
   } catch (...) {

@@ -199,8 +199,8 @@ void parse_checkpoint(const std::string& path, std::vector<std::pair<std::string
       done += n;
     }
     if (crc != stored)
-      fail(path, "checksum mismatch in section '" + name + "' (stored " + hex32(stored) + ", computed " +
-                     hex32(crc) + ")");
+      fail(path,
+           "checksum mismatch in section '" + name + "' (stored " + hex32(stored) + ", computed " + hex32(crc) + ")");
     total = crc32c_combine(total, crc, len);
     if (out) out->emplace_back(std::move(name), std::move(data));
   }
@@ -226,8 +226,7 @@ std::string join_names(const std::vector<std::pair<std::string, std::string>>& s
 void CheckpointWriter::add_section(const std::string& name, const char* data, size_t bytes, size_t owned_index) {
   TT_ASSERT(!name.empty() && name.size() <= kMaxNameBytes, "checkpoint section name must be 1..4096 bytes");
   for (const Section& s : sections_) TT_ASSERT(s.name != name, "duplicate checkpoint section '", name, "'");
-  TT_ASSERT(owned_index != std::string::npos || data != nullptr || bytes == 0, "section '", name,
-            "' has null data");
+  TT_ASSERT(owned_index != std::string::npos || data != nullptr || bytes == 0, "section '", name, "' has null data");
   sections_.push_back({name, data, bytes, owned_index});
 }
 

@@ -113,15 +113,22 @@ std::string unknown_field_hint(const pb::Descriptor* msg, const std::string& nam
 std::string describe_type(const pb::FieldDescriptor* f) {
   switch (f->cpp_type()) {
     case pb::FieldDescriptor::CPPTYPE_INT32:
-    case pb::FieldDescriptor::CPPTYPE_INT64: return str("a whole number (", f->type_name(), ")");
+    case pb::FieldDescriptor::CPPTYPE_INT64:
+      return str("a whole number (", f->type_name(), ")");
     case pb::FieldDescriptor::CPPTYPE_UINT32:
-    case pb::FieldDescriptor::CPPTYPE_UINT64: return str("a whole number >= 0 (", f->type_name(), ")");
+    case pb::FieldDescriptor::CPPTYPE_UINT64:
+      return str("a whole number >= 0 (", f->type_name(), ")");
     case pb::FieldDescriptor::CPPTYPE_FLOAT:
-    case pb::FieldDescriptor::CPPTYPE_DOUBLE: return str("a number (", f->type_name(), ")");
-    case pb::FieldDescriptor::CPPTYPE_BOOL: return "true or false";
-    case pb::FieldDescriptor::CPPTYPE_STRING: return "a string";
-    case pb::FieldDescriptor::CPPTYPE_MESSAGE: return "a block";
-    case pb::FieldDescriptor::CPPTYPE_ENUM: return "an enum value";
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+      return str("a number (", f->type_name(), ")");
+    case pb::FieldDescriptor::CPPTYPE_BOOL:
+      return "true or false";
+    case pb::FieldDescriptor::CPPTYPE_STRING:
+      return "a string";
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE:
+      return "a block";
+    case pb::FieldDescriptor::CPPTYPE_ENUM:
+      return "an enum value";
   }
   return f->type_name();
 }
@@ -129,20 +136,29 @@ std::string describe_type(const pb::FieldDescriptor* f) {
 std::string example_value(const pb::FieldDescriptor* f, bool quoted_strings) {
   switch (f->cpp_type()) {
     case pb::FieldDescriptor::CPPTYPE_FLOAT:
-    case pb::FieldDescriptor::CPPTYPE_DOUBLE: return "0.5";
-    case pb::FieldDescriptor::CPPTYPE_BOOL: return "true";
-    case pb::FieldDescriptor::CPPTYPE_STRING: return quoted_strings ? "\"text\"" : "text";
-    default: return "12";
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+      return "0.5";
+    case pb::FieldDescriptor::CPPTYPE_BOOL:
+      return "true";
+    case pb::FieldDescriptor::CPPTYPE_STRING:
+      return quoted_strings ? "\"text\"" : "text";
+    default:
+      return "12";
   }
 }
 
 std::string type_range(const pb::FieldDescriptor* f) {
   switch (f->cpp_type()) {
-    case pb::FieldDescriptor::CPPTYPE_INT32: return "-2147483648 to 2147483647";
-    case pb::FieldDescriptor::CPPTYPE_UINT32: return "0 to 4294967295";
-    case pb::FieldDescriptor::CPPTYPE_INT64: return "-9223372036854775808 to 9223372036854775807";
-    case pb::FieldDescriptor::CPPTYPE_UINT64: return "0 to 18446744073709551615";
-    default: return describe_type(f);
+    case pb::FieldDescriptor::CPPTYPE_INT32:
+      return "-2147483648 to 2147483647";
+    case pb::FieldDescriptor::CPPTYPE_UINT32:
+      return "0 to 4294967295";
+    case pb::FieldDescriptor::CPPTYPE_INT64:
+      return "-9223372036854775808 to 9223372036854775807";
+    case pb::FieldDescriptor::CPPTYPE_UINT64:
+      return "0 to 18446744073709551615";
+    default:
+      return describe_type(f);
   }
 }
 
@@ -262,13 +278,11 @@ const pb::FieldDescriptor* resolve_field(const std::vector<std::string>& blocks,
                : "keep one `" + std::string(m[1]) + ": ...` line; to change a value from the command line use --set " +
                      dotted + "=...";
     if (ctx.field == std::string(m[1])) line = ctx.field_line, column = ctx.field_column;
-  } else if (std::regex_match(e.message, m, kExpected) && std::string(m[1]) == "identifier" &&
-             trim(m[2]).empty()) {
+  } else if (std::regex_match(e.message, m, kExpected) && std::string(m[1]) == "identifier" && trim(m[2]).empty()) {
     what = ctx.blocks.empty() ? "unexpected end of the text"
                               : "unexpected end of the text inside " + block_path(ctx.blocks) + " { }";
     hint = "is a closing '}' missing?";
-  } else if (std::regex_match(e.message, m, kExpected) && std::string(m[1]) == "identifier" &&
-             trim(m[2]) == "}") {
+  } else if (std::regex_match(e.message, m, kExpected) && std::string(m[1]) == "identifier" && trim(m[2]) == "}") {
     what = "unexpected '}'";
     hint = "this '}' has no matching '{'";
   } else if (std::regex_match(e.message, m, kExpected) && std::string(m[1]) != "identifier" && field) {
@@ -295,8 +309,8 @@ const pb::FieldDescriptor* resolve_field(const std::vector<std::string>& blocks,
 
 // ---- field locations --------------------------------------------------------------------------
 
-void collect_locations(const pb::Message& msg, const pb::TextFormat::ParseInfoTree& tree,
-                       const std::string& prefix, const std::string& origin, FieldLocations* out) {
+void collect_locations(const pb::Message& msg, const pb::TextFormat::ParseInfoTree& tree, const std::string& prefix,
+                       const std::string& origin, FieldLocations* out) {
   const pb::Descriptor* d = msg.GetDescriptor();
   for (int i = 0; i < d->field_count(); ++i) {
     const pb::FieldDescriptor* f = d->field(i);
@@ -344,16 +358,17 @@ std::string apply_override_impl(config::Config& cfg, const std::string& assignme
     const pb::Descriptor* d = msg->GetDescriptor();
     const pb::FieldDescriptor* f = d->FindFieldByName(parts[i]);
     if (!f) {
-      throw Error(ErrorKind::kConfig,
-                  "unknown field '" + parts[i] + "' " + (dotted.empty() ? "at the top level of the config" : "in " + dotted),
-                  where, unknown_field_hint(d, parts[i], dotted));
+      throw Error(
+          ErrorKind::kConfig,
+          "unknown field '" + parts[i] + "' " + (dotted.empty() ? "at the top level of the config" : "in " + dotted),
+          where, unknown_field_hint(d, parts[i], dotted));
     }
     dotted += (dotted.empty() ? "" : ".") + f->name();
     if (i + 1 < parts.size()) {
       if (!f->message_type())
         throw Error(ErrorKind::kConfig,
-                    str(dotted, " is ", describe_type(f), ", not a block; it has no field '", parts[i + 1], "'"),
-                    where, str("set it directly: --set ", dotted, "=", example_value(f, false)));
+                    str(dotted, " is ", describe_type(f), ", not a block; it has no field '", parts[i + 1], "'"), where,
+                    str("set it directly: --set ", dotted, "=", example_value(f, false)));
       msg = msg->GetReflection()->MutableMessage(msg, f);
       continue;
     }
@@ -363,19 +378,20 @@ std::string apply_override_impl(config::Config& cfg, const std::string& assignme
     if (f->is_repeated())
       throw Error(ErrorKind::kConfig, dotted + " is a list and cannot be set with --set", where,
                   "edit the config file instead");
-    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING && (value.empty() || (value[0] != '"' && value[0] != '\''))) {
+    if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING &&
+        (value.empty() || (value[0] != '"' && value[0] != '\''))) {
       msg->GetReflection()->SetString(msg, f, value);  // unquoted strings are taken verbatim
     } else {
       pb::TextFormat::Parser parser;
       FirstErrorCollector errors;
       parser.RecordErrorsTo(&errors);
       if (!parser.ParseFieldValueFromString(value, f, msg)) {
-        throw Error(ErrorKind::kConfig,
-                    str("bad value '", value, "' for ", dotted, ": expected ", describe_type(f),
-                        errors.has_error && errors.message.rfind("Expected ", 0) != 0
-                            ? " (" + as_clause(errors.message) + ")"
-                            : ""),
-                    where, str("e.g. --set ", dotted, "=", example_value(f, false)));
+        throw Error(
+            ErrorKind::kConfig,
+            str("bad value '", value, "' for ", dotted, ": expected ", describe_type(f),
+                errors.has_error && errors.message.rfind("Expected ", 0) != 0 ? " (" + as_clause(errors.message) + ")"
+                                                                              : ""),
+            where, str("e.g. --set ", dotted, "=", example_value(f, false)));
       }
     }
   }
@@ -404,8 +420,10 @@ class Checker {
   template <typename T>
   void positive(const std::string& field, T value, const std::string& hint) {
     if (value > 0) return;
-    if (value == 0 && !is_explicit(field)) add(field, field + " is not set (must be > 0)", hint);
-    else add(field, str(field, " must be > 0 (got ", value, ")"), hint);
+    if (value == 0 && !is_explicit(field))
+      add(field, field + " is not set (must be > 0)", hint);
+    else
+      add(field, str(field, " must be > 0 (got ", value, ")"), hint);
   }
   void non_negative(const std::string& field, long long value, const std::string& hint) {
     if (value < 0) add(field, str(field, " must be >= 0 (got ", value, ")"), hint);
@@ -413,16 +431,20 @@ class Checker {
   // lo <= value (< or <=) hi, finite.
   void in_range(const std::string& field, float value, float lo, float hi, bool hi_inclusive, const std::string& hint) {
     bool ok = std::isfinite(value) && value >= lo && (hi_inclusive ? value <= hi : value < hi);
-    if (!ok) add(field, str(field, " must be in [", lo, ", ", hi, hi_inclusive ? "]" : ")", " (got ", value, ")"), hint);
+    if (!ok)
+      add(field, str(field, " must be in [", lo, ", ", hi, hi_inclusive ? "]" : ")", " (got ", value, ")"), hint);
   }
   void positive_finite(const std::string& field, float value, const std::string& hint) {
     if (!(value > 0) || !std::isfinite(value)) {
-      if (value == 0 && !is_explicit(field)) add(field, field + " is not set (must be > 0)", hint);
-      else add(field, str(field, " must be a finite number > 0 (got ", value, ")"), hint);
+      if (value == 0 && !is_explicit(field))
+        add(field, field + " is not set (must be > 0)", hint);
+      else
+        add(field, str(field, " must be a finite number > 0 (got ", value, ")"), hint);
     }
   }
   void non_negative_finite(const std::string& field, float value, const std::string& hint) {
-    if (!(value >= 0) || !std::isfinite(value)) add(field, str(field, " must be a finite number >= 0 (got ", value, ")"), hint);
+    if (!(value >= 0) || !std::isfinite(value))
+      add(field, str(field, " must be a finite number >= 0 (got ", value, ")"), hint);
   }
 
   const std::vector<Problem>& problems() const { return problems_; }
@@ -445,7 +467,8 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   c.positive("model.n_head", model.n_head(), "attention heads per block, e.g. n_head: 12 in model { }");
   c.positive("model.n_embd", model.n_embd(), "width of the residual stream, e.g. n_embd: 768 in model { }");
   c.positive("model.vocab_size", model.vocab_size(), "tokens in the vocabulary, e.g. vocab_size: 50257 for GPT-2");
-  c.positive("model.max_seq_len", model.max_seq_len(), "longest sequence (position embedding size), e.g. max_seq_len: 1024");
+  c.positive("model.max_seq_len", model.max_seq_len(),
+             "longest sequence (position embedding size), e.g. max_seq_len: 1024");
   if (model.n_head() > 0 && model.n_embd() > 0 && model.n_embd() % model.n_head() != 0)
     c.add("model.n_embd",
           str("model.n_embd (", model.n_embd(), ") must be divisible by model.n_head (", model.n_head(), ")"),
@@ -469,7 +492,8 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
 
   if (cfg.data().train().empty())
     c.add("data.train", "data.train is not set",
-          "point it at llm.c token shards (a file, directory or glob), e.g. data { train: \"runs/quickstart/data/train.bin\" }");
+          "point it at llm.c token shards (a file, directory or glob), e.g. data { train: "
+          "\"runs/quickstart/data/train.bin\" }");
 
   c.positive_finite("optimizer.lr", opt.lr(), "peak learning rate, e.g. lr: 6e-4 in optimizer { }");
   c.in_range("optimizer.beta1", opt.beta1(), 0.0f, 1.0f, false, "AdamW betas are in [0, 1); the usual beta1 is 0.9");
@@ -497,7 +521,8 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   if (!par.strategy().empty() && par.strategy() != "manual" && par.strategy() != "auto")
     c.add("parallel.strategy", str("parallel.strategy \"", par.strategy(), "\" is not supported"),
           "use \"manual\" (the default) or \"auto\" (the planner picks, see `topotrain plan`)");
-  c.positive_finite("parallel.first_bucket_cap_mb", par.first_bucket_cap_mb(), "first bucket cap in MB; the default is 1");
+  c.positive_finite("parallel.first_bucket_cap_mb", par.first_bucket_cap_mb(),
+                    "first bucket cap in MB; the default is 1");
   c.positive_finite("parallel.timeout_s", par.timeout_s(), "seconds before a missing peer ends the job; default 300");
   c.non_negative_finite("parallel.inject_comm_delay_s", par.inject_comm_delay_s(), "a test aid; leave it at 0");
   const std::string& gc = par.grad_compression();
@@ -550,8 +575,7 @@ config::Config load_config(const std::string& path, const std::vector<std::strin
   std::ifstream file(path, std::ios::binary);
   std::stringstream text;
   text << file.rdbuf();
-  if (!file)
-    throw Error(ErrorKind::kConfig, "cannot read config file", path, "check the file's permissions");
+  if (!file) throw Error(ErrorKind::kConfig, "cannot read config file", path, "check the file's permissions");
   return parse_config_text(text.str(), path, overrides);
 }
 

@@ -26,8 +26,6 @@ Device Device::parse(const std::string& s) {
   throw Error(ErrorKind::kConfig, "unknown device '" + s + "'", "", "use cpu, cuda or cuda:N");
 }
 
-std::string Device::str() const {
-  return kind == DeviceKind::kCpu ? "cpu" : "cuda:" + std::to_string(index);
-}
+std::string Device::str() const { return kind == DeviceKind::kCpu ? "cpu" : "cuda:" + std::to_string(index); }
 
 }  // namespace tt

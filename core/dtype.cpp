@@ -9,11 +9,15 @@
 namespace tt {
 
 namespace {
-struct DTypeInfo { DType type; const char* name; size_t size; };
+struct DTypeInfo {
+  DType type;
+  const char* name;
+  size_t size;
+};
 constexpr DTypeInfo kDTypes[] = {
-    {DType::kF32, "f32", 4},       {DType::kBF16, "bf16", 2},      {DType::kF16, "f16", 2},
+    {DType::kF32, "f32", 4},         {DType::kBF16, "bf16", 2},       {DType::kF16, "f16", 2},
     {DType::kFP8E4M3, "fp8e4m3", 1}, {DType::kFP8E5M2, "fp8e5m2", 1}, {DType::kI8, "i8", 1},
-    {DType::kI32, "i32", 4},       {DType::kU16, "u16", 2},        {DType::kU32, "u32", 4},
+    {DType::kI32, "i32", 4},         {DType::kU16, "u16", 2},         {DType::kU32, "u32", 4},
 };
 
 // Encodes an already-rounded value r (|r| representable) into sign/exponent/mantissa bits.
@@ -49,13 +53,15 @@ float decode_bits(uint32_t bits, int exp_bits, int man_bits) {
 }  // namespace
 
 size_t dtype_size(DType t) {
-  for (const auto& d : kDTypes) if (d.type == t) return d.size;
+  for (const auto& d : kDTypes)
+    if (d.type == t) return d.size;
   TT_ASSERT(false, "unknown dtype");
   return 0;
 }
 
 const char* dtype_name(DType t) {
-  for (const auto& d : kDTypes) if (d.type == t) return d.name;
+  for (const auto& d : kDTypes)
+    if (d.type == t) return d.name;
   return "?";
 }
 

@@ -18,8 +18,16 @@ size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 DType dtype_from_name(const std::string& name);  // throws kConfig naming the bad name
 
-TT_HOST_DEVICE inline uint32_t f32_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-TT_HOST_DEVICE inline float f32_from_bits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+TT_HOST_DEVICE inline uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+TT_HOST_DEVICE inline float f32_from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 
 // bf16: top 16 bits of fp32, round to nearest even; NaN stays NaN.
 TT_HOST_DEVICE inline uint16_t f32_to_bf16(float f) {

@@ -20,13 +20,20 @@ Error::Error(ErrorKind kind, std::string what, std::string where, std::string hi
 
 const char* error_kind_name(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kUsage: return "usage error";
-    case ErrorKind::kConfig: return "config error";
-    case ErrorKind::kData: return "data error";
-    case ErrorKind::kCheckpoint: return "checkpoint error";
-    case ErrorKind::kMemory: return "memory error";
-    case ErrorKind::kRuntime: return "error";
-    case ErrorKind::kInternal: return "internal error";
+    case ErrorKind::kUsage:
+      return "usage error";
+    case ErrorKind::kConfig:
+      return "config error";
+    case ErrorKind::kData:
+      return "data error";
+    case ErrorKind::kCheckpoint:
+      return "checkpoint error";
+    case ErrorKind::kMemory:
+      return "memory error";
+    case ErrorKind::kRuntime:
+      return "error";
+    case ErrorKind::kInternal:
+      return "internal error";
   }
   return "error";
 }
@@ -34,12 +41,18 @@ const char* error_kind_name(ErrorKind kind) {
 int exit_code_for(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kUsage:
-    case ErrorKind::kConfig: return 2;
-    case ErrorKind::kData: return 3;
-    case ErrorKind::kCheckpoint: return 4;
-    case ErrorKind::kMemory: return 5;
-    case ErrorKind::kRuntime: return 1;
-    case ErrorKind::kInternal: return 70;
+    case ErrorKind::kConfig:
+      return 2;
+    case ErrorKind::kData:
+      return 3;
+    case ErrorKind::kCheckpoint:
+      return 4;
+    case ErrorKind::kMemory:
+      return 5;
+    case ErrorKind::kRuntime:
+      return 1;
+    case ErrorKind::kInternal:
+      return 70;
   }
   return 1;
 }

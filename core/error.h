@@ -51,7 +51,7 @@ std::string str(const Args&... args) {
 }  // namespace tt
 
 // Internal invariant: a failure is a bug in topotrain, not a user error.
-#define TT_ASSERT(cond, ...)                                                      \
-  do {                                                                            \
+#define TT_ASSERT(cond, ...)                                                              \
+  do {                                                                                    \
     if (!(cond)) ::tt::assert_fail(#cond, __FILE__, __LINE__, ::tt::str("" __VA_ARGS__)); \
   } while (0)

@@ -22,12 +22,16 @@ std::string errno_text(int err) { return std::strerror(err); }
 std::string io_hint(int err) {
   switch (err) {
     case ENOSPC:
-    case EDQUOT: return "the disk is full; free space or point the run directory elsewhere";
+    case EDQUOT:
+      return "the disk is full; free space or point the run directory elsewhere";
     case EACCES:
     case EPERM:
-    case EROFS: return "check permissions on the directory (is it read-only?)";
-    case ENOENT: return "the parent directory does not exist; create it first";
-    default: return "check that the path is on a writable, healthy filesystem";
+    case EROFS:
+      return "check permissions on the directory (is it read-only?)";
+    case ENOENT:
+      return "the parent directory does not exist; create it first";
+    default:
+      return "check that the path is on a writable, healthy filesystem";
   }
 }
 

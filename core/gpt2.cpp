@@ -24,14 +24,17 @@ using namespace kernels;
 
 namespace {
 // Per-layer parameter order inside the flat buffer; shapes as functions of C.
-struct LayerParamSpec { const char* name; int rows_mult; int cols_mult; bool is_matrix; };
+struct LayerParamSpec {
+  const char* name;
+  int rows_mult;
+  int cols_mult;
+  bool is_matrix;
+};
 constexpr LayerParamSpec kLayerSpecs[] = {
-    {"ln_1.weight", 1, 0, false},      {"ln_1.bias", 1, 0, false},
-    {"attn.c_attn.weight", 3, 1, true}, {"attn.c_attn.bias", 3, 0, false},
-    {"attn.c_proj.weight", 1, 1, true}, {"attn.c_proj.bias", 1, 0, false},
-    {"ln_2.weight", 1, 0, false},      {"ln_2.bias", 1, 0, false},
-    {"mlp.c_fc.weight", 4, 1, true},   {"mlp.c_fc.bias", 4, 0, false},
-    {"mlp.c_proj.weight", 1, 4, true}, {"mlp.c_proj.bias", 1, 0, false},
+    {"ln_1.weight", 1, 0, false},      {"ln_1.bias", 1, 0, false},         {"attn.c_attn.weight", 3, 1, true},
+    {"attn.c_attn.bias", 3, 0, false}, {"attn.c_proj.weight", 1, 1, true}, {"attn.c_proj.bias", 1, 0, false},
+    {"ln_2.weight", 1, 0, false},      {"ln_2.bias", 1, 0, false},         {"mlp.c_fc.weight", 4, 1, true},
+    {"mlp.c_fc.bias", 4, 0, false},    {"mlp.c_proj.weight", 1, 4, true},  {"mlp.c_proj.bias", 1, 0, false},
 };
 constexpr int kParamsPerLayer = 12;
 
@@ -91,8 +94,9 @@ double gpt2_flops_per_token(const GPT2Config& cfg, int seq_len) {
 GPT2::GPT2(const GPT2Config& cfg, int max_batch, int max_seq)
     : cfg_(cfg), max_batch_(max_batch), max_seq_(max_seq), layout_(gpt2_param_layout(cfg)) {
   if (max_seq > cfg.max_seq_len)
-    throw Error(ErrorKind::kConfig, str("sequence length ", max_seq, " exceeds the model's max_seq_len ", cfg.max_seq_len),
-                "train.seq_len", "lower train.seq_len or raise model.max_seq_len");
+    throw Error(ErrorKind::kConfig,
+                str("sequence length ", max_seq, " exceeds the model's max_seq_len ", cfg.max_seq_len), "train.seq_len",
+                "lower train.seq_len or raise model.max_seq_len");
   const int64_t n = gpt2_num_params(cfg);
   params_ = Tensor::zeros("parameters", {n});
   grads_ = Tensor::zeros("gradients", {n});
@@ -170,16 +174,18 @@ void GPT2::init_weights(uint64_t seed, float std) {
 void GPT2::zero_grad() { grads_.fill_zero(); }
 
 float GPT2::forward(const int32_t* inputs, const int32_t* targets, int B, int T) {
-  TT_ASSERT(B >= 1 && B <= max_batch_ && T >= 1 && T <= max_seq_, "forward B=", B, " T=", T,
-            " exceeds the allocated ", max_batch_, "x", max_seq_);
+  TT_ASSERT(B >= 1 && B <= max_batch_ && T >= 1 && T <= max_seq_, "forward B=", B, " T=", T, " exceeds the allocated ",
+            max_batch_, "x", max_seq_);
   const int C = cfg_.n_embd, NH = cfg_.n_head, V = cfg_.vocab_size, Vp = cfg_.padded_vocab_size;
   const int64_t BT = int64_t(B) * T;
   for (int64_t i = 0; i < BT; ++i) {
     if (inputs[i] < 0 || inputs[i] >= V)
-      throw Error(ErrorKind::kData, str("token id ", inputs[i], " at position ", i, " is outside the vocabulary [0, ", V, ")"),
+      throw Error(ErrorKind::kData,
+                  str("token id ", inputs[i], " at position ", i, " is outside the vocabulary [0, ", V, ")"),
                   "model input", "the data was tokenized with a different vocabulary than model.vocab_size");
     if (targets && (targets[i] < 0 || targets[i] >= V))
-      throw Error(ErrorKind::kData, str("target id ", targets[i], " at position ", i, " is outside the vocabulary [0, ", V, ")"),
+      throw Error(ErrorKind::kData,
+                  str("target id ", targets[i], " at position ", i, " is outside the vocabulary [0, ", V, ")"),
                   "model input", "the data was tokenized with a different vocabulary than model.vocab_size");
   }
   last_inputs_.assign(inputs, inputs + BT);
@@ -229,13 +235,14 @@ float GPT2::forward(const int32_t* inputs, const int32_t* targets, int B, int T)
   }
   const ParamInfo& lnfw = layout_[layout_.size() - 2];
   const ParamInfo& lnfb = layout_[layout_.size() - 1];
-  layernorm_forward_cpu(acts_.lnf.data<float>(), acts_.lnf_mean.data<float>(), acts_.lnf_rstd.data<float>(),
-                        residual, p + lnfw.offset, p + lnfb.offset, int(BT), C);
+  layernorm_forward_cpu(acts_.lnf.data<float>(), acts_.lnf_mean.data<float>(), acts_.lnf_rstd.data<float>(), residual,
+                        p + lnfw.offset, p + lnfb.offset, int(BT), C);
   matmul_forward_cpu(acts_.logits.data<float>(), acts_.lnf.data<float>(), wte, nullptr, int(BT), C, Vp);
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
 
   // Losses only; backward recomputes nothing but turns logits into dlogits in place.
-  softmax_cross_entropy_cpu(acts_.losses.data<float>(), nullptr, acts_.logits.data<float>(), targets, int(BT), V, Vp, 0.0f);
+  softmax_cross_entropy_cpu(acts_.losses.data<float>(), nullptr, acts_.logits.data<float>(), targets, int(BT), V, Vp,
+                            0.0f);
   double sum = 0.0;
   const float* losses = acts_.losses.data<float>();
   for (int64_t i = 0; i < BT; ++i) sum += losses[i];
@@ -264,8 +271,8 @@ void GPT2::backward(float loss_scale) {
   float* dres = scratch_.dresidual.data<float>();
   float* dlnf = scratch_.dbtc.data<float>();
   zero(scratch_.dbtc, BT * C);
-  matmul_backward_cpu(dlnf, g + wte_info.offset, nullptr, logits, acts_.lnf.data<float>(), p + wte_info.offset,
-                      int(BT), C, Vp);
+  matmul_backward_cpu(dlnf, g + wte_info.offset, nullptr, logits, acts_.lnf.data<float>(), p + wte_info.offset, int(BT),
+                      C, Vp);
   zero(scratch_.dresidual, BT * C);
   const int64_t cap_btc = int64_t(max_batch_) * max_seq_ * C;
   const int64_t cap_bt = int64_t(max_batch_) * max_seq_;

@@ -80,8 +80,8 @@ class GPT2 {
     float *ln1w, *ln1b, *qkvw, *qkvb, *attprojw, *attprojb, *ln2w, *ln2b, *fcw, *fcb, *fcprojw, *fcprojb;
   };
   struct Activations {
-    Tensor encoded, ln1, ln1_mean, ln1_rstd, qkv, atty, att, attproj, residual2, ln2, ln2_mean,
-        ln2_rstd, fch, fch_gelu, fcproj, residual3, lnf, lnf_mean, lnf_rstd, logits, losses;
+    Tensor encoded, ln1, ln1_mean, ln1_rstd, qkv, atty, att, attproj, residual2, ln2, ln2_mean, ln2_rstd, fch, fch_gelu,
+        fcproj, residual3, lnf, lnf_mean, lnf_rstd, logits, losses;
   };
   struct Scratch {  // backward-only buffers, reused across layers
     Tensor dresidual, dbtc, dbtc2, dqkv, dfch, dfch_gelu;

@@ -13,7 +13,10 @@ std::mutex g_mutex;
 }  // namespace
 
 void set_log_level(LogLevel level) { g_level = level; }
-void set_log_rank(int rank, int world_size) { g_rank = rank; g_world = world_size; }
+void set_log_rank(int rank, int world_size) {
+  g_rank = rank;
+  g_world = world_size;
+}
 bool log_is_rank0() { return g_rank == 0; }
 
 void log_line(LogLevel level, const std::string& msg) {

@@ -14,9 +14,21 @@ void set_log_rank(int rank, int world_size);
 bool log_is_rank0();
 void log_line(LogLevel level, const std::string& msg);
 
-template <typename... Args> void log_debug(const Args&... a) { log_line(LogLevel::kDebug, str(a...)); }
-template <typename... Args> void log_info(const Args&... a) { log_line(LogLevel::kInfo, str(a...)); }
-template <typename... Args> void log_warn(const Args&... a) { log_line(LogLevel::kWarn, str(a...)); }
-template <typename... Args> void log_error(const Args&... a) { log_line(LogLevel::kError, str(a...)); }
+template <typename... Args>
+void log_debug(const Args&... a) {
+  log_line(LogLevel::kDebug, str(a...));
+}
+template <typename... Args>
+void log_info(const Args&... a) {
+  log_line(LogLevel::kInfo, str(a...));
+}
+template <typename... Args>
+void log_warn(const Args&... a) {
+  log_line(LogLevel::kWarn, str(a...));
+}
+template <typename... Args>
+void log_error(const Args&... a) {
+  log_line(LogLevel::kError, str(a...));
+}
 
 }  // namespace tt

@@ -20,8 +20,10 @@ namespace {
 // Index just past the JSON string starting at s[i] == '"', or npos when unterminated.
 size_t skip_string(const std::string& s, size_t i) {
   for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') ++i;
-    else if (s[i] == '"') return i + 1;
+    if (s[i] == '\\')
+      ++i;
+    else if (s[i] == '"')
+      return i + 1;
   }
   return std::string::npos;
 }
@@ -105,8 +107,10 @@ std::optional<int64_t> json_line_step(const std::string& line) {
 
 MetricsSink::MetricsSink(const std::string& path, int64_t resume_after_step) : path_(path) {
   int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
-  if (resume_after_step < 0) flags |= O_TRUNC;
-  else truncate_after(path, resume_after_step);
+  if (resume_after_step < 0)
+    flags |= O_TRUNC;
+  else
+    truncate_after(path, resume_after_step);
   fd_ = ::open(path.c_str(), flags, 0644);
   if (fd_ < 0)
     throw Error(ErrorKind::kRuntime, std::string("cannot open metrics file: ") + std::strerror(errno), path,

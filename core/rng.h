@@ -22,7 +22,10 @@ class Rng {
   double uniform() { return double(next_u64() >> 11) * (1.0 / 9007199254740992.0); }
   // Standard normal (Box-Muller, both values used).
   double normal() {
-    if (has_spare_) { has_spare_ = false; return spare_; }
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
     double u1 = uniform(), u2 = uniform();
     if (u1 < 1e-300) u1 = 1e-300;
     double r = std::sqrt(-2.0 * std::log(u1)), a = 6.283185307179586 * u2;
@@ -31,7 +34,11 @@ class Rng {
     return r * std::cos(a);
   }
 
-  struct State { uint64_t counter; uint64_t spare_bits; uint32_t has_spare; };
+  struct State {
+    uint64_t counter;
+    uint64_t spare_bits;
+    uint32_t has_spare;
+  };
   State state() const;
   void set_state(const State& s);
 

@@ -45,8 +45,8 @@ Tensor Tensor::slice_view(const std::string& name, int64_t offset, const Shape& 
   TT_ASSERT(defined(), "slice_view of an undefined tensor");
   size_t esize = dtype_size(dtype_);
   size_t begin = offset_bytes_ + size_t(offset) * esize;
-  TT_ASSERT(offset >= 0 && begin + size_t(shape_numel(shape)) * esize <= storage_->bytes,
-            "view '", name, "' ", shape_str(shape), " at offset ", offset, " exceeds storage of '", name_, "'");
+  TT_ASSERT(offset >= 0 && begin + size_t(shape_numel(shape)) * esize <= storage_->bytes, "view '", name, "' ",
+            shape_str(shape), " at offset ", offset, " exceeds storage of '", name_, "'");
   Tensor t = *this;
   t.name_ = name;
   t.shape_ = shape;
@@ -54,9 +54,7 @@ Tensor Tensor::slice_view(const std::string& name, int64_t offset, const Shape& 
   return t;
 }
 
-void* Tensor::raw() const {
-  return storage_ ? static_cast<char*>(storage_->ptr) + offset_bytes_ : nullptr;
-}
+void* Tensor::raw() const { return storage_ ? static_cast<char*>(storage_->ptr) + offset_bytes_ : nullptr; }
 
 void Tensor::fill_zero() const {
   TT_ASSERT(device_.kind == DeviceKind::kCpu, "fill_zero on ", device_.str(), " is not supported");

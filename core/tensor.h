@@ -32,7 +32,10 @@ class Tensor {
   // A tensor of `shape` starting `offset` elements into this tensor's storage (same dtype/device).
   Tensor slice_view(const std::string& name, int64_t offset, const Shape& shape) const;
 
-  template <typename T> T* data() const { return reinterpret_cast<T*>(raw()); }
+  template <typename T>
+  T* data() const {
+    return reinterpret_cast<T*>(raw());
+  }
   void* raw() const;
 
   const std::string& name() const { return name_; }

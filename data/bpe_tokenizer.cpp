@@ -5,7 +5,6 @@
 // needed merging.
 #include "data/bpe_tokenizer.h"
 
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>

@@ -35,9 +35,9 @@ class BpeTokenizer {
   // added_tokens), or a path to tokenizer.json, encoder.json or vocab.bpe itself. A directory with
   // both formats uses the OpenAI files. Every HF added token counts as special (never produced by
   // encode); in encoder.json the special tokens are the entries that are neither a single byte nor
-  // the product of a merge in vocab.bpe (for GPT-2: <|endoftext|>). Throws tt::Error(kData, what, where=file, hint) for missing
-  // files, malformed JSON, unknown byte-level symbols, merges that refer to tokens not in the vocab,
-  // a vocabulary without all 256 bytes, and models that are not byte-level BPE.
+  // the product of a merge in vocab.bpe (for GPT-2: <|endoftext|>). Throws tt::Error(kData, what, where=file, hint) for
+  // missing files, malformed JSON, unknown byte-level symbols, merges that refer to tokens not in the vocab, a
+  // vocabulary without all 256 bytes, and models that are not byte-level BPE.
   static BpeTokenizer load(const std::string& path);
   // From in-memory OpenAI-format contents (checkpoints embed the tokenizer); `origin` names the
   // source in error messages.

@@ -257,8 +257,8 @@ void validate_options(const BpeTrainerOptions& options) {
                 str("it must be at least ", min_vocab, " (256 byte tokens + ", options.special_tokens.size(),
                     " special token(s) + at least one merge)"));
   if (options.min_frequency < 1)
-    throw Error(ErrorKind::kUsage, str("min frequency ", options.min_frequency, " must be >= 1"),
-                "--min-frequency", "2 (the default) skips pairs seen only once");
+    throw Error(ErrorKind::kUsage, str("min frequency ", options.min_frequency, " must be >= 1"), "--min-frequency",
+                "2 (the default) skips pairs seen only once");
   for (const auto& s : options.special_tokens)
     if (s.empty()) throw Error(ErrorKind::kUsage, "empty special token", "special tokens", "");
 }
@@ -272,8 +272,7 @@ std::vector<std::string> list_training_files(const std::vector<std::string>& inp
   for (const auto& in : inputs) {
     std::error_code ec;
     const fs::file_status st = fs::status(in, ec);
-    if (ec || !fs::exists(st))
-      throw Error(ErrorKind::kData, "input not found", in, "check the path given to --input");
+    if (ec || !fs::exists(st)) throw Error(ErrorKind::kData, "input not found", in, "check the path given to --input");
     if (!fs::is_directory(st)) {
       files.push_back(in);
       continue;
@@ -459,7 +458,7 @@ BpeTrainResult train_bpe_on_counts(const PieceCounts& counts, const BpeTrainerOp
   if (progress) progress(report);
 
   std::vector<std::pair<PairKey, int32_t>> deltas;  // per word: (pair, +-1 occurrences)
-  std::vector<PairKey> raised;                       // pairs whose count went up this merge
+  std::vector<PairKey> raised;                      // pairs whose count went up this merge
   while (bytes.size() < target_tokens) {
     // Pop until the top entry is exact: entries above the live count are re-queued at it, entries
     // below it are leftovers of an earlier, lower count (a newer exact entry exists).

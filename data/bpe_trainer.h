@@ -38,9 +38,9 @@ struct BpeTrainResult {
   std::vector<std::string> token_bytes;  // id -> raw bytes: ids 0..255 are byte i, then one per learned token
   std::vector<std::pair<std::string, std::string>> merges;  // raw bytes, rank order
   std::vector<std::string> special_tokens;                  // ids token_bytes.size() + i
-  int64_t bytes_seen = 0;     // text bytes pretokenized (jsonl: the "text" fields)
-  int64_t pieces = 0;         // pretokenized pieces, with multiplicity
-  int64_t unique_pieces = 0;  // distinct pieces
+  int64_t bytes_seen = 0;                                   // text bytes pretokenized (jsonl: the "text" fields)
+  int64_t pieces = 0;                                       // pretokenized pieces, with multiplicity
+  int64_t unique_pieces = 0;                                // distinct pieces
 
   int vocab_size() const { return static_cast<int>(token_bytes.size() + special_tokens.size()); }
 };
@@ -62,8 +62,8 @@ struct PieceCounts {
 };
 
 struct TextScanOptions {
-  int threads = 0;                       // 0 = hardware concurrency
-  size_t block_bytes = size_t(8) << 20;   // read granularity (progress is reported per block)
+  int threads = 0;                         // 0 = hardware concurrency
+  size_t block_bytes = size_t(8) << 20;    // read granularity (progress is reported per block)
   size_t chunk_bytes = size_t(256) << 10;  // unit of parallel work inside a block
 };
 

@@ -56,10 +56,18 @@ DocumentSplit parse_separator(const std::string& spec) {
     }
     const char c = i + 1 < spec.size() ? spec[++i] : '\0';
     switch (c) {
-      case 'n': s.literal += '\n'; break;
-      case 'r': s.literal += '\r'; break;
-      case 't': s.literal += '\t'; break;
-      case '\\': s.literal += '\\'; break;
+      case 'n':
+        s.literal += '\n';
+        break;
+      case 'r':
+        s.literal += '\r';
+        break;
+      case 't':
+        s.literal += '\t';
+        break;
+      case '\\':
+        s.literal += '\\';
+        break;
       default:
         throw Error(ErrorKind::kUsage, str("unknown escape in separator '", spec, "'"), "--separator",
                     "use \\n, \\r, \\t or \\\\, or 'blankline' to split at blank lines");
@@ -71,7 +79,8 @@ DocumentSplit parse_separator(const std::string& spec) {
 namespace {
 
 bool is_blank(std::string_view line) {
-  return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; });
+  return std::all_of(line.begin(), line.end(),
+                     [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; });
 }
 
 // Printable ASCII other than space: a byte that is never (part of) whitespace.
@@ -168,8 +177,7 @@ std::vector<std::string> collect_input_files(const std::vector<std::string>& inp
   for (const std::string& in : inputs) {
     std::error_code ec;
     const fs::file_status st = fs::status(in, ec);
-    if (ec || !fs::exists(st))
-      throw Error(ErrorKind::kData, "input does not exist", in, "check the --input path");
+    if (ec || !fs::exists(st)) throw Error(ErrorKind::kData, "input does not exist", in, "check the --input path");
     if (fs::is_directory(st)) {
       std::vector<std::string> found;
       fs::recursive_directory_iterator it(in, ec), end;
@@ -201,10 +209,10 @@ struct Unit {
   bool jsonl = false;
   const std::string* file = nullptr;
   std::string text;
-  std::vector<size_t> ends;     // end offset of each piece in text
-  std::vector<char> eot;        // piece starts a document
-  std::vector<int64_t> lines;   // jsonl: 1-based line number of each piece
-  uint64_t input_bytes = 0;     // input bytes this unit accounts for (progress)
+  std::vector<size_t> ends;    // end offset of each piece in text
+  std::vector<char> eot;       // piece starts a document
+  std::vector<int64_t> lines;  // jsonl: 1-based line number of each piece
+  uint64_t input_bytes = 0;    // input bytes this unit accounts for (progress)
 
   void add(std::string_view piece, bool starts_doc, int64_t line = 0) {
     text.append(piece.data(), piece.size());
@@ -349,8 +357,12 @@ class OrderedPool {
 class ShardSink {
  public:
   ShardSink(std::string dir, std::string name, TokenWidth width, int64_t shard_tokens, int64_t val_tokens)
-      : dir_(std::move(dir)), name_(std::move(name)), width_(width), shard_tokens_(shard_tokens),
-        val_left_(val_tokens), in_val_(val_tokens > 0) {}
+      : dir_(std::move(dir)),
+        name_(std::move(name)),
+        width_(width),
+        shard_tokens_(shard_tokens),
+        val_left_(val_tokens),
+        in_val_(val_tokens > 0) {}
   ~ShardSink() {
     if (!committed_)
       for (const EncodedShard& s : shards_) std::remove((dir_ + "/" + s.file).c_str());
@@ -424,8 +436,8 @@ void check_fresh_output(const std::string& dir, const std::string& name) {
   std::vector<std::string> clash;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string f = entry.path().filename().string();
-    if (f == kEncodeManifestName || ((f.rfind(name + "_train_", 0) == 0 || f.rfind(name + "_val_", 0) == 0) &&
-                                     has_suffix(f, ".bin")))
+    if (f == kEncodeManifestName ||
+        ((f.rfind(name + "_train_", 0) == 0 || f.rfind(name + "_val_", 0) == 0) && has_suffix(f, ".bin")))
       clash.push_back(f);
   }
   if (!clash.empty()) {
@@ -568,8 +580,10 @@ EncodeResult encode_corpus(const EncodeOptions& opt, const TextEncoder& enc) {
         unit.file = full.file;
         pool.submit(std::move(full), consume);
       };
-      if (unit.jsonl) read_jsonl_file(file, opt, unit, emit);
-      else read_text_file(file, opt, enc.chunkable, unit, emit);
+      if (unit.jsonl)
+        read_jsonl_file(file, opt, unit, emit);
+      else
+        read_text_file(file, opt, enc.chunkable, unit, emit);
       if (!unit.empty() || unit.input_bytes > 0) emit();  // units never span files: errors name one file
     }
     pool.drain(consume);
@@ -592,18 +606,20 @@ EncodeResult encode_corpus(const EncodeOptions& opt, const TextEncoder& enc) {
   m["tokenizer"] = {{"origin", enc.origin}, {"vocab_size", enc.vocab_size}, {"eot_id", enc.eot_id}};
   m["token_dtype"] = token_width_name(result.width);
   m["inputs"] = {{"files", result.files.size()}, {"bytes", result.input_bytes}, {"paths", result.files}};
-  const char* split_kind = opt.split.kind == DocumentSplit::Kind::kWholeFile   ? "whole-file"
+  const char* split_kind = opt.split.kind == DocumentSplit::Kind::kWholeFile    ? "whole-file"
                            : opt.split.kind == DocumentSplit::Kind::kBlankLines ? "blank-lines"
                                                                                 : "literal";
-  m["documents"] = {{"count", result.documents}, {"text_split", split_kind}, {"separator", opt.split.literal},
+  m["documents"] = {{"count", result.documents},
+                    {"text_split", split_kind},
+                    {"separator", opt.split.literal},
                     {"eot_before_each", true}};
   m["tokens"] = {{"total", result.tokens}, {"val", result.val_tokens}, {"train", result.train_tokens}};
   m["shard_tokens"] = opt.shard_tokens;
   m["val_tokens_requested"] = opt.val_tokens;
   nlohmann::ordered_json shards = nlohmann::ordered_json::array();
   for (const EncodedShard& s : result.shards)
-    shards.push_back({{"file", s.file}, {"split", s.split}, {"tokens", s.tokens}, {"bytes", s.bytes},
-                      {"sha256", s.sha256}});
+    shards.push_back(
+        {{"file", s.file}, {"split", s.split}, {"tokens", s.tokens}, {"bytes", s.bytes}, {"sha256", s.sha256}});
   m["shards"] = shards;
   result.manifest_path = opt.out_dir + "/" + kEncodeManifestName;
   atomic_write_string(result.manifest_path, m.dump(2) + "\n");

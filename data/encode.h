@@ -82,9 +82,9 @@ struct EncodeProgress {
 };
 
 struct EncodeOptions {
-  std::vector<std::string> inputs;  // files and/or directories
-  std::string out_dir;              // created if missing; must not hold a data set already
-  std::string name;                 // shard name prefix; "" -> the last component of out_dir
+  std::vector<std::string> inputs;     // files and/or directories
+  std::string out_dir;                 // created if missing; must not hold a data set already
+  std::string name;                    // shard name prefix; "" -> the last component of out_dir
   int64_t shard_tokens = 100'000'000;  // tokens per shard (llm.c's default), 1 .. INT32_MAX
   int64_t val_tokens = 0;              // the first val_tokens tokens form the val split
   int threads = 0;                     // tokenizing threads; 0 -> hardware concurrency

@@ -52,8 +52,13 @@ std::vector<int64_t> seeded_permutation(int64_t n, uint64_t seed) {
 
 DataLoader::DataLoader(const std::vector<std::string>& shard_paths, int64_t batch_size, int64_t seq_len, int rank,
                        int world_size, uint64_t seed, bool shuffle)
-    : paths_(shard_paths), batch_size_(batch_size), seq_len_(seq_len), rank_(rank), world_size_(world_size),
-      seed_(seed), shuffle_(shuffle) {
+    : paths_(shard_paths),
+      batch_size_(batch_size),
+      seq_len_(seq_len),
+      rank_(rank),
+      world_size_(world_size),
+      seed_(seed),
+      shuffle_(shuffle) {
   if (batch_size < 1 || seq_len < 1)
     throw Error(ErrorKind::kConfig, str("batch_size ", batch_size, " and seq_len ", seq_len, " must be >= 1"),
                 "data loader", "set positive batch_size and seq_len");
@@ -71,8 +76,8 @@ DataLoader::DataLoader(const std::vector<std::string>& shard_paths, int64_t batc
     const int64_t batches = n > 0 ? (n - 1) / bt : 0;
     if (batches < 1)
       throw Error(ErrorKind::kData,
-                  str("shard holds ", n, " tokens, fewer than one batch needs (batch_size ", batch_size,
-                      " x seq_len ", seq_len, " + 1 = ", bt + 1, ")"),
+                  str("shard holds ", n, " tokens, fewer than one batch needs (batch_size ", batch_size, " x seq_len ",
+                      seq_len, " + 1 = ", bt + 1, ")"),
                   path, "lower batch_size or seq_len, or prepare larger shards");
     first_batch_.push_back(batches_per_epoch_);
     batches_per_epoch_ += batches;
@@ -155,8 +160,8 @@ void DataLoader::set_state(const LoaderState& state) {
   if (state.epoch < 0 || state.batch < 0 || state.batch >= batches_per_epoch_ ||
       state.epoch > (INT64_MAX - state.batch) / batches_per_epoch_ - 1)
     throw Error(ErrorKind::kCheckpoint,
-                str("loader state (epoch ", state.epoch, ", batch ", state.batch, ") does not fit ",
-                    batches_per_epoch_, " batches per epoch"),
+                str("loader state (epoch ", state.epoch, ", batch ", state.batch, ") does not fit ", batches_per_epoch_,
+                    " batches per epoch"),
                 "data loader",
                 "the data set, batch_size or seq_len differ from the checkpointed run; restore those settings");
   position_ = state.epoch * batches_per_epoch_ + state.batch;

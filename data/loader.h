@@ -55,8 +55,8 @@ class DataLoader {
   // empty shard list, or rank outside [0, world_size); tt::Error(kData, where=shard) when a shard
   // holds fewer than B*T+1 tokens, naming B and T. With `shuffle`, batches are read in the seeded
   // per-epoch order of batch_order(); without it, in shard order (seed unused).
-  DataLoader(const std::vector<std::string>& shard_paths, int64_t batch_size, int64_t seq_len, int rank,
-             int world_size, uint64_t seed = 0, bool shuffle = true);
+  DataLoader(const std::vector<std::string>& shard_paths, int64_t batch_size, int64_t seq_len, int rank, int world_size,
+             uint64_t seed = 0, bool shuffle = true);
 
   // Fills inputs[0..B*T) and targets[0..B*T) (row-major B x T) with this rank's next batch and
   // advances by one round. Never runs out: after the last batch of an epoch comes the next epoch.

@@ -12,8 +12,7 @@ namespace tt::data {
 
 PrefetchLoader::PrefetchLoader(std::unique_ptr<DataLoader> loader, int depth) : loader_(std::move(loader)) {
   if (!loader_) throw Error(ErrorKind::kConfig, "no data loader to prefetch from", "prefetch loader");
-  if (depth < 1)
-    throw Error(ErrorKind::kConfig, str("prefetch depth ", depth, " must be >= 1"), "prefetch loader");
+  if (depth < 1) throw Error(ErrorKind::kConfig, str("prefetch depth ", depth, " must be >= 1"), "prefetch loader");
   slots_.resize(static_cast<size_t>(depth));
   const size_t bt = static_cast<size_t>(loader_->tokens_per_batch());
   for (Slot& s : slots_) {

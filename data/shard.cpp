@@ -37,9 +37,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 size_t token_width_bytes(TokenWidth width) { return static_cast<size_t>(width); }
 
-const char* token_width_name(TokenWidth width) {
-  return width == TokenWidth::kUint16 ? "uint16" : "uint32";
-}
+const char* token_width_name(TokenWidth width) { return width == TokenWidth::kUint16 ? "uint16" : "uint32"; }
 
 TokenWidth narrowest_token_width(const std::vector<uint32_t>& tokens) {
   for (uint32_t t : tokens)
@@ -54,9 +52,8 @@ void write_shard(const std::string& path, const std::vector<uint32_t>& tokens, T
   if (width == TokenWidth::kUint16) {
     for (size_t i = 0; i < tokens.size(); ++i)
       if (tokens[i] > 0xFFFFu)
-        throw Error(ErrorKind::kData,
-                    str("token id ", tokens[i], " at position ", i, " does not fit a uint16 shard"), path,
-                    "write a uint32 shard (narrowest_token_width picks the width that fits)");
+        throw Error(ErrorKind::kData, str("token id ", tokens[i], " at position ", i, " does not fit a uint16 shard"),
+                    path, "write a uint32 shard (narrowest_token_width picks the width that fits)");
   }
 
   int32_t header[kShardHeaderInts] = {};
@@ -97,9 +94,8 @@ ShardReader::ShardReader(const std::string& path) : path_(path) {
   if (size < kShardHeaderBytes) {
     ::close(fd);
     throw Error(ErrorKind::kData,
-                str("file is ", size, " bytes, shorter than the ", kShardHeaderBytes,
-                    "-byte llm.c shard header"),
-                path, "not a token shard, or the file was cut short; re-run the data prep");
+                str("file is ", size, " bytes, shorter than the ", kShardHeaderBytes, "-byte llm.c shard header"), path,
+                "not a token shard, or the file was cut short; re-run the data prep");
   }
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   int mmap_errno = errno;
@@ -143,15 +139,14 @@ ShardReader::ShardReader(const std::string& path) : path_(path) {
     const size_t expected = kShardHeaderBytes + static_cast<size_t>(h[2]) * w;
     if (size < expected)
       throw Error(ErrorKind::kData,
-                  str("truncated: header says ", h[2], " ", token_width_name(header_.width),
-                      " tokens, so expected ", expected, " bytes (1024 + ", h[2], " x ", w,
-                      "), but the file has ", size, " bytes (", expected - size, " missing)"),
+                  str("truncated: header says ", h[2], " ", token_width_name(header_.width), " tokens, so expected ",
+                      expected, " bytes (1024 + ", h[2], " x ", w, "), but the file has ", size, " bytes (",
+                      expected - size, " missing)"),
                   path, "the file was cut short (interrupted copy or download?); re-run the data prep");
     if (size > expected)
       throw Error(ErrorKind::kData,
-                  str("file has ", size, " bytes but the header says ", h[2], " ",
-                      token_width_name(header_.width), " tokens, i.e. expected ", expected, " bytes (",
-                      size - expected, " trailing bytes)"),
+                  str("file has ", size, " bytes but the header says ", h[2], " ", token_width_name(header_.width),
+                      " tokens, i.e. expected ", expected, " bytes (", size - expected, " trailing bytes)"),
                   path, "the header count is wrong or data was appended; re-run the data prep");
   } catch (...) {
     close();
@@ -187,8 +182,8 @@ void ShardReader::close() {
 }
 
 uint32_t ShardReader::token(int64_t i) const {
-  TT_ASSERT(map_ && i >= 0 && i < header_.num_tokens, "token index ", i, " outside [0, ",
-            header_.num_tokens, ") of ", path_);
+  TT_ASSERT(map_ && i >= 0 && i < header_.num_tokens, "token index ", i, " outside [0, ", header_.num_tokens, ") of ",
+            path_);
   const unsigned char* p = map_ + kShardHeaderBytes;
   if (header_.width == TokenWidth::kUint16) {
     uint16_t v;
@@ -201,8 +196,8 @@ uint32_t ShardReader::token(int64_t i) const {
 }
 
 void ShardReader::copy_tokens(int64_t begin, int64_t count, int32_t* out) const {
-  TT_ASSERT(map_ && begin >= 0 && count >= 0 && begin + count <= header_.num_tokens, "token range [",
-            begin, ", ", begin + count, ") outside [0, ", header_.num_tokens, ") of ", path_);
+  TT_ASSERT(map_ && begin >= 0 && count >= 0 && begin + count <= header_.num_tokens, "token range [", begin, ", ",
+            begin + count, ") outside [0, ", header_.num_tokens, ") of ", path_);
   const unsigned char* p = map_ + kShardHeaderBytes;
   if (header_.width == TokenWidth::kUint16) {
     const unsigned char* src = p + 2 * static_cast<size_t>(begin);
@@ -217,8 +212,7 @@ void ShardReader::copy_tokens(int64_t begin, int64_t count, int32_t* out) const 
   for (int64_t i = 0; i < count; ++i)
     if (out[i] < 0)
       throw Error(ErrorKind::kData,
-                  str("token id ", static_cast<uint32_t>(out[i]), " at position ", begin + i,
-                      " does not fit int32"),
+                  str("token id ", static_cast<uint32_t>(out[i]), " at position ", begin + i, " does not fit int32"),
                   path_, "the shard is corrupt or not a token shard; re-run the data prep");
 }
 
@@ -241,8 +235,7 @@ std::vector<std::string> resolve_shards(const std::string& spec) {
                   "check the pattern (quote it so the shell does not expand it) and the directory");
   } else if (is_directory(spec)) {
     DIR* dir = ::opendir(spec.c_str());
-    if (!dir)
-      throw Error(ErrorKind::kData, "cannot list directory: " + errno_text(), spec, "check permissions");
+    if (!dir) throw Error(ErrorKind::kData, "cannot list directory: " + errno_text(), spec, "check permissions");
     std::string base = ends_with(spec, "/") ? spec : spec + "/";
     while (struct dirent* e = ::readdir(dir)) {
       std::string name = e->d_name;

@@ -74,10 +74,10 @@ std::string decode_chars(const std::string& alphabet, const int32_t* ids, size_t
   std::string out(n, '?');
   for (size_t i = 0; i < n; ++i) {
     if (ids[i] < 0 || static_cast<size_t>(ids[i]) >= alphabet.size())
-      throw Error(ErrorKind::kData,
-                  str("token id ", ids[i], " at position ", i, " is outside the alphabet of ", alphabet.size(),
-                      " characters"),
-                  "decode_chars", "the tokens do not come from this synthetic corpus (check its synth.json)");
+      throw Error(
+          ErrorKind::kData,
+          str("token id ", ids[i], " at position ", i, " is outside the alphabet of ", alphabet.size(), " characters"),
+          "decode_chars", "the tokens do not come from this synthetic corpus (check its synth.json)");
     out[i] = alphabet[static_cast<size_t>(ids[i])];
   }
   return out;
@@ -153,9 +153,8 @@ MarkovChain::MarkovChain(int vocab, int order, std::vector<double> transitions)
 void MarkovChain::validate_and_solve() {
   const int64_t V = vocab_, C = num_contexts_;
   if (static_cast<int64_t>(probs_.size()) != C * V)
-    throw Error(ErrorKind::kConfig,
-                str("transition table has ", probs_.size(), " entries, expected V^(k+1) = ", C * V), "synth",
-                "pass V^k rows (contexts) of V probabilities");
+    throw Error(ErrorKind::kConfig, str("transition table has ", probs_.size(), " entries, expected V^(k+1) = ", C * V),
+                "synth", "pass V^k rows (contexts) of V probabilities");
   for (int64_t c = 0; c < C; ++c) {
     double sum = 0;
     for (int64_t j = 0; j < V; ++j) {
@@ -166,8 +165,8 @@ void MarkovChain::validate_and_solve() {
       sum += p;
     }
     if (std::fabs(sum - 1.0) > 1e-9)
-      throw Error(ErrorKind::kConfig, str("row ", c, " of the transition table sums to ", fmt_double(sum)),
-                  "synth", "each context's row must sum to 1");
+      throw Error(ErrorKind::kConfig, str("row ", c, " of the transition table sums to ", fmt_double(sum)), "synth",
+                  "each context's row must sum to 1");
     for (int64_t j = 0; j < V; ++j) probs_[c * V + j] /= sum;
   }
 
@@ -194,8 +193,8 @@ void MarkovChain::validate_and_solve() {
   }
   if (!converged)
     throw Error(ErrorKind::kConfig,
-                str("the chain's stationary distribution did not converge in ", max_iters, " iterations"),
-                "synth", "the chain mixes too slowly (or is not irreducible); lower --concentration");
+                str("the chain's stationary distribution did not converge in ", max_iters, " iterations"), "synth",
+                "the chain mixes too slowly (or is not irreducible); lower --concentration");
   stationary_ = std::move(pi);
 
   // Block entropies H_n = H(X_0..X_{n-1}) from the stationary context marginals.
@@ -238,9 +237,7 @@ double window_floor_from_conditional(const std::vector<double>& h, int64_t seq_l
   return sum / double(seq_len);
 }
 
-double MarkovChain::window_floor(int64_t seq_len) const {
-  return window_floor_from_conditional(conditional_, seq_len);
-}
+double MarkovChain::window_floor(int64_t seq_len) const { return window_floor_from_conditional(conditional_, seq_len); }
 
 std::vector<uint32_t> MarkovChain::sample(int64_t n, uint64_t seed) const {
   std::vector<uint32_t> out;
@@ -252,7 +249,10 @@ std::vector<uint32_t> MarkovChain::sample(int64_t n, uint64_t seed) const {
   int64_t ctx = num_contexts_ - 1;
   for (int64_t c = 0; c < num_contexts_; ++c) {
     acc += stationary_[c];
-    if (u < acc) { ctx = c; break; }
+    if (u < acc) {
+      ctx = c;
+      break;
+    }
   }
   for (int i = 0; i < order_ && static_cast<int64_t>(out.size()) < n; ++i)
     out.push_back(static_cast<uint32_t>((ctx / ipow(vocab_, order_ - 1 - i)) % vocab_));
@@ -262,7 +262,10 @@ std::vector<uint32_t> MarkovChain::sample(int64_t n, uint64_t seed) const {
     int next = -1;
     for (int j = 0; j < vocab_; ++j) {
       cum += row[j];
-      if (r < cum) { next = j; break; }
+      if (r < cum) {
+        next = j;
+        break;
+      }
     }
     if (next < 0)  // rounding left r above the last partial sum: take the last possible token
       for (int j = vocab_ - 1; j >= 0 && next < 0; --j)
@@ -277,10 +280,8 @@ std::vector<uint32_t> MarkovChain::sample(int64_t n, uint64_t seed) const {
 
 SynthResult synth_generate(const SynthSpec& spec) {
   if (spec.stream == 0)
-    throw Error(ErrorKind::kConfig, "sample stream 0 is reserved for the transition table", "synth",
-                "use stream >= 1");
-  if (spec.num_tokens < 0)
-    throw Error(ErrorKind::kConfig, str("negative token count ", spec.num_tokens), "synth", "");
+    throw Error(ErrorKind::kConfig, "sample stream 0 is reserved for the transition table", "synth", "use stream >= 1");
+  if (spec.num_tokens < 0) throw Error(ErrorKind::kConfig, str("negative token count ", spec.num_tokens), "synth", "");
   MarkovChain chain = MarkovChain::from_spec(spec);
   std::vector<uint32_t> tokens = chain.sample(spec.num_tokens, synth_stream_seed(spec.seed, spec.stream));
   return SynthResult{std::move(chain), synth_alphabet(spec.vocab), std::move(tokens)};
@@ -288,8 +289,8 @@ SynthResult synth_generate(const SynthSpec& spec) {
 
 void synth_write(const SynthSpec& spec, const std::string& out_dir, int64_t train_tokens, int64_t val_tokens) {
   if (train_tokens < 1 || val_tokens < 1)
-    throw Error(ErrorKind::kConfig, str("train/val token counts must be >= 1 (got ", train_tokens, ", ", val_tokens, ")"),
-                "synth", "");
+    throw Error(ErrorKind::kConfig,
+                str("train/val token counts must be >= 1 (got ", train_tokens, ", ", val_tokens, ")"), "synth", "");
   if (out_dir.empty())
     throw Error(ErrorKind::kConfig, "empty output directory", "synth", "name the directory for train.bin/val.bin");
   MarkovChain chain = MarkovChain::from_spec(spec);
@@ -358,16 +359,15 @@ SynthManifest read_synth_manifest(const std::string& path) {
   m.alphabet = field("alphabet", &nlohmann::json::is_string).get<std::string>();
   m.entropy_rate_nats = number("entropy_rate_nats").get<double>();
   for (const nlohmann::json& h : field("conditional_entropy_nats", &nlohmann::json::is_array)) {
-    if (!h.is_number())
-      throw Error(ErrorKind::kData, "conditional_entropy_nats holds a non-number", path, regenerate);
+    if (!h.is_number()) throw Error(ErrorKind::kData, "conditional_entropy_nats holds a non-number", path, regenerate);
     m.conditional_entropy_nats.push_back(h.get<double>());
   }
   m.train_tokens = number("train_tokens").get<int64_t>();
   m.val_tokens = number("val_tokens").get<int64_t>();
   if (m.vocab < 1 || static_cast<size_t>(m.vocab) != m.alphabet.size() ||
       m.conditional_entropy_nats.size() != static_cast<size_t>(m.order) + 1)
-    throw Error(ErrorKind::kData, "manifest fields disagree (vocab vs alphabet, order vs conditional entropies)",
-                path, regenerate);
+    throw Error(ErrorKind::kData, "manifest fields disagree (vocab vs alphabet, order vs conditional entropies)", path,
+                regenerate);
   return m;
 }
 

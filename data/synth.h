@@ -47,9 +47,9 @@ std::string decode_chars(const std::string& alphabet, const std::vector<uint32_t
 std::vector<int32_t> encode_chars(const std::string& alphabet, const std::string& text);
 
 struct SynthSpec {
-  int vocab = 32;          // V, 2..kMaxSynthVocab
-  int order = 2;           // k, 1..kMaxSynthOrder
-  uint64_t seed = 1;       // picks the transition table (and, with `stream`, the samples)
+  int vocab = 32;     // V, 2..kMaxSynthVocab
+  int order = 2;      // k, 1..kMaxSynthOrder
+  uint64_t seed = 1;  // picks the transition table (and, with `stream`, the samples)
   // beta in w_j = 1e-3 + u_j^beta (u_j uniform in [0,1), one row per context, then normalised):
   // 0 -> uniform rows; larger -> more peaked rows. The 1e-3 keeps full support (ergodic chain).
   double concentration = kDefaultSynthConcentration;
@@ -124,8 +124,7 @@ SynthResult synth_generate(const SynthSpec& spec);
 // out_dir/synth.json (kSynthManifestName) describing the chain, its entropies and window floors.
 // Creates out_dir if needed. Throws tt::Error(kConfig) on a bad spec, kRuntime on I/O failure.
 constexpr const char* kSynthManifestName = "synth.json";
-void synth_write(const SynthSpec& spec, const std::string& out_dir, int64_t train_tokens,
-                 int64_t val_tokens);
+void synth_write(const SynthSpec& spec, const std::string& out_dir, int64_t train_tokens, int64_t val_tokens);
 
 // What synth.json holds.
 struct SynthManifest {

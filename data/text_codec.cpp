@@ -42,27 +42,32 @@ TextCodec TextCodec::parse(const std::string& spec) {
     return bpe(data::BpeTokenizer::from_openai_files(spec.substr(nl + 1, len), spec.substr(nl + 1 + len),
                                                      "checkpoint section 'tokenizer'"));
   }
-  throw Error(ErrorKind::kCheckpoint, "unknown tokenizer spec '" + spec.substr(0, 40) + "'", "checkpoint section 'tokenizer'",
-              "the checkpoint was written by a newer topotrain; upgrade");
+  throw Error(ErrorKind::kCheckpoint, "unknown tokenizer spec '" + spec.substr(0, 40) + "'",
+              "checkpoint section 'tokenizer'", "the checkpoint was written by a newer topotrain; upgrade");
 }
 
 std::string TextCodec::serialize() const {
   switch (kind_) {
-    case Kind::kChars: return "chars:" + alphabet_;
+    case Kind::kChars:
+      return "chars:" + alphabet_;
     case Kind::kBpe: {
       const std::string encoder = bpe_->encoder_json();
       return "bpe:" + std::to_string(encoder.size()) + "\n" + encoder + bpe_->vocab_bpe();
     }
-    case Kind::kNone: break;
+    case Kind::kNone:
+      break;
   }
   return "none";
 }
 
 std::string TextCodec::describe() const {
   switch (kind_) {
-    case Kind::kChars: return "synthetic character alphabet (" + std::to_string(alphabet_.size()) + " symbols)";
-    case Kind::kBpe: return "byte-level BPE tokenizer (" + std::to_string(bpe_->vocab_size()) + " tokens, " + bpe_->origin() + ")";
-    case Kind::kNone: break;
+    case Kind::kChars:
+      return "synthetic character alphabet (" + std::to_string(alphabet_.size()) + " symbols)";
+    case Kind::kBpe:
+      return "byte-level BPE tokenizer (" + std::to_string(bpe_->vocab_size()) + " tokens, " + bpe_->origin() + ")";
+    case Kind::kNone:
+      break;
   }
   return "no tokenizer (token ids)";
 }
@@ -87,8 +92,10 @@ std::vector<int32_t> TextCodec::encode(const std::string& text) const {
     cur.clear();
   };
   for (char ch : text) {
-    if (ch == ' ' || ch == ',' || ch == '[' || ch == ']') flush();
-    else cur += ch;
+    if (ch == ' ' || ch == ',' || ch == '[' || ch == ']')
+      flush();
+    else
+      cur += ch;
   }
   flush();
   return ids;

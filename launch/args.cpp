@@ -48,8 +48,10 @@ std::string ArgParser::help() const {
   h += "\n\n" + summary_ + "\n\noptions:\n";
   for (const auto& s : specs_) {
     std::string left = "  " + s.name + (s.metavar.empty() ? "" : " " + s.metavar);
-    if (left.size() < 28) left.resize(28, ' ');
-    else left += "\n" + std::string(28, ' ');
+    if (left.size() < 28)
+      left.resize(28, ' ');
+    else
+      left += "\n" + std::string(28, ' ');
     h += left + s.help;
     if (!s.default_value.empty()) h += " (default: " + s.default_value + ")";
     if (s.is_repeated) h += " (repeatable)";
@@ -95,8 +97,10 @@ bool ArgParser::parse(const std::vector<std::string>& args) {
         throw Error(ErrorKind::kUsage, "option '" + a + "' needs a value " + s->metavar, command_, hint);
       value = args[++i];
     }
-    if (s->is_repeated) values_[a].push_back(value);
-    else values_[a] = {value};
+    if (s->is_repeated)
+      values_[a].push_back(value);
+    else
+      values_[a] = {value};
   }
   for (const auto& s : specs_)
     if (s.required && !values_.count(s.name))
@@ -148,7 +152,8 @@ int ArgParser::get_int(const std::string& name) const {
   return parse_number<int>(command_, name, get(name), [](const std::string& s, size_t* u) { return std::stoi(s, u); });
 }
 long long ArgParser::get_int64(const std::string& name) const {
-  return parse_number<long long>(command_, name, get(name), [](const std::string& s, size_t* u) { return std::stoll(s, u); });
+  return parse_number<long long>(command_, name, get(name),
+                                 [](const std::string& s, size_t* u) { return std::stoll(s, u); });
 }
 long long ArgParser::get_int64_in(const std::string& name, long long lo, long long hi) const {
   const long long v = get_int64(name);
@@ -158,7 +163,8 @@ long long ArgParser::get_int64_in(const std::string& name, long long lo, long lo
   return v;
 }
 double ArgParser::get_double(const std::string& name) const {
-  return parse_number<double>(command_, name, get(name), [](const std::string& s, size_t* u) { return std::stod(s, u); });
+  return parse_number<double>(command_, name, get(name),
+                              [](const std::string& s, size_t* u) { return std::stod(s, u); });
 }
 
 int64_t parse_byte_size(const std::string& item, const std::string& where, const std::string& hint, int64_t lo,

@@ -65,7 +65,8 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
     };
     const strategy::Candidate* pick = nullptr;
     for (const auto& c : plan.candidates) {
-      const bool implemented = c.shape == cost::Algorithm::kRing && (c.payload == cost::Payload::kFp32 || c.zero_stage == 0);
+      const bool implemented =
+          c.shape == cost::Algorithm::kRing && (c.payload == cost::Payload::kFp32 || c.zero_stage == 0);
       const bool agrees = (!par.has_zero_stage() || c.zero_stage == par.zero_stage()) &&
                           (forced_payload.empty() || forced_payload == payload_of(c.payload));
       if (c.eligible && implemented && agrees && (!pick || c.step_s < pick->step_s)) pick = &c;
@@ -79,9 +80,11 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
     if (comm.rank() == 0) {
       log_info("strategy auto: ", pick->label(), " (predicted ", strategy::format_seconds(pick->step_s), "/step, ",
                strategy::format_seconds(pick->exposed_s), " exposed comm)");
-      log_info("strategy auto: ", plan.picked() == pick ? plan.reason
-                                                         : "best implemented candidate consistent with the forced fields; "
-                                                           "planner's overall pick: " + (plan.picked() ? plan.picked()->label() : std::string("none")));
+      log_info("strategy auto: ", plan.picked() == pick
+                                      ? plan.reason
+                                      : "best implemented candidate consistent with the forced fields; "
+                                        "planner's overall pick: " +
+                                            (plan.picked() ? plan.picked()->label() : std::string("none")));
     }
   }
   fill_defaults(cfg);

@@ -56,7 +56,8 @@ std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
   std::string item;
-  while (std::getline(ss, item, ',')) if (!item.empty()) out.push_back(item);
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
   return out;
 }
 
@@ -77,10 +78,14 @@ struct Case {
 
 void run_ours(Communicator& c, Case& k) {
   const int64_t block = k.count / c.size();
-  if (k.op == "all_reduce") c.all_reduce(k.a.data(), k.count, k.dtype, ReduceOp::kSum)->wait();
-  else if (k.op == "reduce_scatter") c.reduce_scatter(k.a.data(), k.b.data(), block, k.dtype, ReduceOp::kSum)->wait();
-  else if (k.op == "all_gather") c.all_gather(k.a.data(), k.b.data(), block, k.dtype)->wait();
-  else c.broadcast(k.a.data(), k.count, k.dtype, 0)->wait();
+  if (k.op == "all_reduce")
+    c.all_reduce(k.a.data(), k.count, k.dtype, ReduceOp::kSum)->wait();
+  else if (k.op == "reduce_scatter")
+    c.reduce_scatter(k.a.data(), k.b.data(), block, k.dtype, ReduceOp::kSum)->wait();
+  else if (k.op == "all_gather")
+    c.all_gather(k.a.data(), k.b.data(), block, k.dtype)->wait();
+  else
+    c.broadcast(k.a.data(), k.count, k.dtype, 0)->wait();
 }
 
 #if TOPOTRAIN_HAVE_MPI
@@ -88,8 +93,13 @@ void run_ours(Communicator& c, Case& k) {
 bool run_blocking_mpi(Communicator& c, Case& k) {
   const int64_t block = k.count / c.size();
   const bool f32 = k.dtype == DType::kF32, i32 = k.dtype == DType::kI32;
-  const MPI_Datatype arith = f32 ? MPI_FLOAT : i32 ? MPI_INT32_T : k.dtype == DType::kU32 ? MPI_UINT32_T : MPI_DATATYPE_NULL;
-  const MPI_Datatype raw = dtype_size(k.dtype) == 4 ? MPI_UINT32_T : dtype_size(k.dtype) == 2 ? MPI_UINT16_T : MPI_UINT8_T;
+  const MPI_Datatype arith = f32                      ? MPI_FLOAT
+                             : i32                    ? MPI_INT32_T
+                             : k.dtype == DType::kU32 ? MPI_UINT32_T
+                                                      : MPI_DATATYPE_NULL;
+  const MPI_Datatype raw = dtype_size(k.dtype) == 4   ? MPI_UINT32_T
+                           : dtype_size(k.dtype) == 2 ? MPI_UINT16_T
+                                                      : MPI_UINT8_T;
   if (k.op == "all_reduce") {
     if (arith == MPI_DATATYPE_NULL) return false;
     MPI_Allreduce(MPI_IN_PLACE, k.a.data(), int(k.count), arith, MPI_SUM, MPI_COMM_WORLD);
@@ -122,7 +132,8 @@ int bench_comm(const Args& args) {
   const std::vector<std::string> ops = split_list(p.get("--ops"));
   const DType dtype = dtype_from_name(p.get("--dtype"));
   const int iters = p.get_int("--iters"), warmup = p.get_int("--warmup");
-  if (iters < 1 || warmup < 0) throw Error(ErrorKind::kUsage, "--iters must be >= 1 and --warmup >= 0", "topotrain bench comm");
+  if (iters < 1 || warmup < 0)
+    throw Error(ErrorKind::kUsage, "--iters must be >= 1 and --warmup >= 0", "topotrain bench comm");
   for (const auto& op : ops)
     if (op != "all_reduce" && op != "reduce_scatter" && op != "all_gather" && op != "broadcast")
       throw Error(ErrorKind::kUsage, "unknown collective '" + op + "'", "topotrain bench comm --ops",
@@ -138,12 +149,12 @@ int bench_comm(const Args& args) {
   mpi_column = c.backend() == "mpi" && parallel::mpi_thread_level() == MPI_THREAD_MULTIPLE;
 #endif
   if (c.rank() == 0) {
-    std::printf("bench comm | %s | %d rank(s) on %d node(s) | %s | %d iters (%d warm-up) | times: slowest rank's mean\n",
-                c.backend().c_str(), n, c.num_nodes(), dtype_name(dtype), iters, warmup);
+    std::printf(
+        "bench comm | %s | %d rank(s) on %d node(s) | %s | %d iters (%d warm-up) | times: slowest rank's mean\n",
+        c.backend().c_str(), n, c.num_nodes(), dtype_name(dtype), iters, warmup);
     std::printf("%-15s %10s %11s %11s %9s %9s | %16s %9s %7s\n", "op", "size", "count", "time(us)", "algbw", "busbw",
                 "mpi blocking(us)", "busbw", "ratio");
-    std::printf("%-15s %10s %11s %11s %9s %9s | %16s %9s %7s\n", "", "", "", "", "(GB/s)", "(GB/s)", "", "(GB/s)",
-                "");
+    std::printf("%-15s %10s %11s %11s %9s %9s | %16s %9s %7s\n", "", "", "", "", "(GB/s)", "(GB/s)", "", "(GB/s)", "");
   }
   for (const std::string& op : ops) {
     for (const int64_t bytes : sizes) {
@@ -179,8 +190,8 @@ int bench_comm(const Args& args) {
       const double algbw = S / t[0] / 1e9, busbw = algbw * bus_factor(op, n);
       char mpi_cols[64] = "";
       if (t[1] > 0)
-        std::snprintf(mpi_cols, sizeof(mpi_cols), "%16.1f %9.2f %6.2fx", t[1] * 1e6,
-                      S / t[1] / 1e9 * bus_factor(op, n), double(t[1]) / t[0]);
+        std::snprintf(mpi_cols, sizeof(mpi_cols), "%16.1f %9.2f %6.2fx", t[1] * 1e6, S / t[1] / 1e9 * bus_factor(op, n),
+                      double(t[1]) / t[0]);
       else
         std::snprintf(mpi_cols, sizeof(mpi_cols), "%16s %9s %7s", "n/a", "", "");
       std::printf("%-15s %10s %11lld %11.1f %9.2f %9.2f | %s\n", op.c_str(), parallel::format_size(S).c_str(),

@@ -8,8 +8,8 @@
 #include "core/config.h"
 #include "core/logging.h"
 #include "launch/args.h"
-#include "launch/commands.h"
 #include "launch/auto_strategy.h"
+#include "launch/commands.h"
 #include "launch/process_group.h"
 #include "launch/tokenizer_command.h"
 #include "launch/trainer.h"
@@ -28,7 +28,8 @@ int bench_step(const Args& args) {
   if (!p.parse(args)) return 0;
   config::Config cfg = load_config(p.get("--config"), p.get_all("--set"));
   const int steps = p.get_int("--steps"), warmup = p.get_int("--warmup");
-  if (steps < 1 || warmup < 0) throw Error(ErrorKind::kUsage, "--steps must be >= 1 and --warmup >= 0", "topotrain bench step");
+  if (steps < 1 || warmup < 0)
+    throw Error(ErrorKind::kUsage, "--steps must be >= 1 and --warmup >= 0", "topotrain bench step");
   cfg.mutable_train()->set_steps(std::max(cfg.train().steps(), steps + warmup));
   const auto comm = create_process_group(cfg);
   return run_on_all_ranks(*comm, "bench step", [&] {
@@ -58,8 +59,10 @@ int bench_step(const Args& args) {
                 mc.str().c_str(), gpt2_num_params(mc) / 1e6, t.batch_size(), t.seq_len(), t.grad_accum_steps(),
                 comm->size(), threads, trainer.uses_random_data() ? "random tokens" : cfg.data().train().c_str());
     std::printf("%-14s %12s %8s\n", "phase", "ms/step", "share");
-    const std::pair<const char*, double> rows[] = {{"data (wait)", sum.data_s},   {"forward", sum.forward_s},
-                                                   {"backward", sum.backward_s},   {"exposed comm", sum.exposed_comm_s},
+    const std::pair<const char*, double> rows[] = {{"data (wait)", sum.data_s},
+                                                   {"forward", sum.forward_s},
+                                                   {"backward", sum.backward_s},
+                                                   {"exposed comm", sum.exposed_comm_s},
                                                    {"optimizer", sum.optimizer_s}};
     for (const auto& [name, secs] : rows)
       std::printf("%-14s %12.2f %7.1f%%\n", name, secs / steps * 1e3, 100.0 * secs / sum.total_s);
@@ -86,7 +89,8 @@ int bench_main(const Args& args) {
   if (args[0] == "step") return bench_step(Args(args.begin() + 1, args.end()));
   if (args[0] == "comm") return bench_comm(Args(args.begin() + 1, args.end()));
   if (args[0] == "tokenizer") return bench_tokenizer(Args(args.begin() + 1, args.end()));
-  throw Error(ErrorKind::kUsage, "unknown benchmark '" + args[0] + "'", "topotrain bench", "available: step, tokenizer");
+  throw Error(ErrorKind::kUsage, "unknown benchmark '" + args[0] + "'", "topotrain bench",
+              "available: step, tokenizer");
 }
 
 }  // namespace tt

@@ -14,7 +14,7 @@ int sample_main(const Args& args);
 int bench_main(const Args& args);
 int data_main(const Args& args);  // launch/data_command.cpp
 int plot_main(const Args& args);
-int probe_main(const Args& args);  // launch/probe_command.cpp
+int probe_main(const Args& args);     // launch/probe_command.cpp
 int plan_main(const Args& args);      // launch/plan_command.cpp
 int simulate_main(const Args& args);  // launch/simulate_command.cpp
 int version_main(const Args& args);

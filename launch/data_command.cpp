@@ -153,8 +153,8 @@ std::string verify_against_manifest(const std::string& path, const data::ShardRe
   if (!e) return "-";
   const std::string hint = "the shard is corrupt or was modified after encoding; re-run `topotrain data encode`";
   if (e->tokens != r.num_tokens())
-    throw Error(ErrorKind::kData,
-                str("shard holds ", r.num_tokens(), " tokens but ", idx->path, " lists ", e->tokens), path, hint);
+    throw Error(ErrorKind::kData, str("shard holds ", r.num_tokens(), " tokens but ", idx->path, " lists ", e->tokens),
+                path, hint);
   if (data::file_sha256(path) != e->sha256)
     throw Error(ErrorKind::kData, str("shard content does not match the sha256 in ", idx->path), path, hint);
   return "ok";
@@ -270,8 +270,7 @@ int inspect_command(const std::vector<std::string>& args) {
     throw Error(ErrorKind::kUsage, "expected one FILE|DIR|GLOB", where, "run `topotrain data inspect --help`");
   const bool want_synth = p.get_flag("--synth");
   std::unique_ptr<data::BpeTokenizer> tok;
-  if (p.has("--tokenizer"))
-    tok = std::make_unique<data::BpeTokenizer>(data::BpeTokenizer::load(p.get("--tokenizer")));
+  if (p.has("--tokenizer")) tok = std::make_unique<data::BpeTokenizer>(data::BpeTokenizer::load(p.get("--tokenizer")));
   const std::vector<std::string> paths = data::resolve_shards(p.positionals()[0]);
   const std::unique_ptr<ManifestIndex> idx = manifest_for(paths.front());
   if (paths.size() > 1) {
@@ -285,8 +284,7 @@ int inspect_command(const std::vector<std::string>& args) {
 }  // namespace
 
 int data_main(const std::vector<std::string>& args) {
-  if (args.empty())
-    throw Error(ErrorKind::kUsage, "missing command", "topotrain data", "run `topotrain data --help`");
+  if (args.empty()) throw Error(ErrorKind::kUsage, "missing command", "topotrain data", "run `topotrain data --help`");
   if (is_help(args[0])) {
     std::fputs(kDataUsage, stdout);
     return 0;
@@ -297,8 +295,9 @@ int data_main(const std::vector<std::string>& args) {
   if (args[0] == "train-tokenizer") return train_tokenizer_command(args);  // train_tokenizer_command.cpp
   if (args[0] == "tokenize") return data_tokenize_main(Args(args.begin() + 1, args.end()));
   if (args[0] == "detokenize") return data_detokenize_main(Args(args.begin() + 1, args.end()));
-  throw Error(ErrorKind::kUsage, "unknown command '" + args[0] + "'", "topotrain data",
-              "commands are synth, encode, inspect, train-tokenizer, tokenize and detokenize; run `topotrain data --help`");
+  throw Error(
+      ErrorKind::kUsage, "unknown command '" + args[0] + "'", "topotrain data",
+      "commands are synth, encode, inspect, train-tokenizer, tokenize and detokenize; run `topotrain data --help`");
 }
 
 }  // namespace tt

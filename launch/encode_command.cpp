@@ -77,10 +77,9 @@ class ProgressBar {
     std::string bar(size_t(filled), '#');
     bar.resize(size_t(width), '.');
     std::fprintf(stderr, "%sencode [%s] %3.0f%% | %.1f/%.1f MB | %.2f MB/s | %s docs | %s tokens | %d shards | %s %s%s",
-                 tty_ ? "\r" : "", bar.c_str(), frac * 100.0, double(p.bytes_done) / 1e6,
-                 double(p.bytes_total) / 1e6, mbps, format_count(double(p.documents)).c_str(),
-                 format_count(double(p.tokens)).c_str(), p.shards, p.done ? "took" : "ETA",
-                 format_duration(p.done ? p.elapsed_s : eta).c_str(), tty_ ? "\033[K" : "\n");
+                 tty_ ? "\r" : "", bar.c_str(), frac * 100.0, double(p.bytes_done) / 1e6, double(p.bytes_total) / 1e6,
+                 mbps, format_count(double(p.documents)).c_str(), format_count(double(p.tokens)).c_str(), p.shards,
+                 p.done ? "took" : "ETA", format_duration(p.done ? p.elapsed_s : eta).c_str(), tty_ ? "\033[K" : "\n");
     if (tty_ && p.done) std::fputc('\n', stderr);
     std::fflush(stderr);
   }
@@ -98,7 +97,7 @@ int data_encode_main(const std::vector<std::string>& args) {
   std::map<std::string, std::string> opts;
   std::vector<std::string> inputs;
   bool quiet = false;
-  const std::vector<std::string> known = {"--tokenizer", "--out",     "--name",      "--shard-tokens",
+  const std::vector<std::string> known = {"--tokenizer",  "--out",     "--name",     "--shard-tokens",
                                           "--val-tokens", "--threads", "--separator"};
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -138,8 +137,10 @@ int data_encode_main(const std::vector<std::string>& args) {
     }
   }
   if (!opts.count("--tokenizer"))
-    throw Error(ErrorKind::kUsage, "missing --tokenizer DIR", where, "e.g. --tokenizer data/gpt2 (encoder.json + vocab.bpe)");
-  if (inputs.empty()) throw Error(ErrorKind::kUsage, "missing --input PATH...", where, "e.g. --input corpus/ notes.txt");
+    throw Error(ErrorKind::kUsage, "missing --tokenizer DIR", where,
+                "e.g. --tokenizer data/gpt2 (encoder.json + vocab.bpe)");
+  if (inputs.empty())
+    throw Error(ErrorKind::kUsage, "missing --input PATH...", where, "e.g. --input corpus/ notes.txt");
   if (!opts.count("--out") || opts["--out"].empty())
     throw Error(ErrorKind::kUsage, "missing --out DIR", where, "e.g. --out data/mycorpus");
 
@@ -158,11 +159,12 @@ int data_encode_main(const std::vector<std::string>& args) {
   const data::EncodeResult r = data::encode_corpus(o, data::text_encoder(tokenizer));
 
   const double mb = double(r.input_bytes) / 1e6;
-  std::printf("encoded %lld documents from %zu file(s) (%.2f MB) into %lld tokens in %.2f s: %.2f MB/s, %s tokens/s, "
-              "%d thread(s)\n",
-              static_cast<long long>(r.documents), r.files.size(), mb, static_cast<long long>(r.tokens), r.seconds,
-              r.seconds > 0 ? mb / r.seconds : 0.0, format_count(r.seconds > 0 ? double(r.tokens) / r.seconds : 0).c_str(),
-              r.threads);
+  std::printf(
+      "encoded %lld documents from %zu file(s) (%.2f MB) into %lld tokens in %.2f s: %.2f MB/s, %s tokens/s, "
+      "%d thread(s)\n",
+      static_cast<long long>(r.documents), r.files.size(), mb, static_cast<long long>(r.tokens), r.seconds,
+      r.seconds > 0 ? mb / r.seconds : 0.0, format_count(r.seconds > 0 ? double(r.tokens) / r.seconds : 0).c_str(),
+      r.threads);
   std::printf("tokenizer %s (vocab %d, <|endoftext|> = %u) | val %lld tokens, train %lld tokens | %s shards\n",
               tokenizer.origin().c_str(), tokenizer.vocab_size(), tokenizer.eot_id(),
               static_cast<long long>(r.val_tokens), static_cast<long long>(r.train_tokens),
@@ -174,9 +176,11 @@ int data_encode_main(const std::vector<std::string>& args) {
                 s.split.c_str(), static_cast<long long>(s.tokens), s.sha256.c_str());
   std::printf("  %s\n", r.manifest_path.c_str());
   const std::string prefix = o.out_dir + "/" + r.name;
-  if (r.train_tokens > 0) std::printf("train with: --set data.train=\"%s_train_*.bin\"", prefix.c_str());
-  else std::printf("warning: every token went to the val split (--val-tokens %lld >= %lld tokens); no train shards",
-                   static_cast<long long>(o.val_tokens), static_cast<long long>(r.tokens));
+  if (r.train_tokens > 0)
+    std::printf("train with: --set data.train=\"%s_train_*.bin\"", prefix.c_str());
+  else
+    std::printf("warning: every token went to the val split (--val-tokens %lld >= %lld tokens); no train shards",
+                static_cast<long long>(o.val_tokens), static_cast<long long>(r.tokens));
   if (r.val_tokens > 0) std::printf(" --set data.val=\"%s_val_*.bin\"", prefix.c_str());
   std::printf("\n");
   return 0;

@@ -97,23 +97,31 @@ int predict_collectives(const ArgParser& p, const cost::Cluster& cl, bool json) 
   else if (algo_name == "hierarchical")
     algo = cost::Algorithm::kHierarchical;
   else if (algo_name != "ring")
-    throw Error(ErrorKind::kUsage, "unknown --algorithm '" + algo_name + "'", "--algorithm", "ring, tree or hierarchical");
+    throw Error(ErrorKind::kUsage, "unknown --algorithm '" + algo_name + "'", "--algorithm",
+                "ring, tree or hierarchical");
   const std::vector<int64_t> sizes = parse_byte_list(p.get("--bytes"));
   nlohmann::json rows = nlohmann::json::array();
-  if (!json) std::printf("%-15s %12s %5s %12s %12s %12s %10s\n", "collective", "bytes", "ranks", "latency_us", "transfer_us", "time_us", "busbw_GB/s");
+  if (!json)
+    std::printf("%-15s %12s %5s %12s %12s %12s %10s\n", "collective", "bytes", "ranks", "latency_us", "transfer_us",
+                "time_us", "busbw_GB/s");
   for (const cost::Collective op : ops) {
     if (algo == cost::Algorithm::kTree && op != cost::Collective::kAllReduce)
       throw Error(ErrorKind::kUsage, "tree is an all_reduce algorithm only", "--algorithm");
     for (const int64_t bytes : sizes) {
       const cost::CollectiveCost c = cost::collective_cost(op, algo, double(bytes), cl);
-      const double factor = cl.ranks <= 1 ? 0.0
+      const double factor = cl.ranks <= 1                        ? 0.0
                             : op == cost::Collective::kAllReduce ? 2.0 * (cl.ranks - 1) / cl.ranks
                                                                  : double(cl.ranks - 1) / cl.ranks;
       const double busbw = c.total_s() > 0 ? double(bytes) * factor / c.total_s() / 1e9 : 0.0;
       if (json)
-        rows.push_back({{"collective", cost::collective_name(op)}, {"algorithm", cost::algorithm_name(algo)},
-                        {"bytes", bytes}, {"ranks", cl.ranks}, {"latency_s", c.latency_s},
-                        {"transfer_s", c.transfer_s}, {"time_s", c.total_s()}, {"busbw_gbps", busbw}});
+        rows.push_back({{"collective", cost::collective_name(op)},
+                        {"algorithm", cost::algorithm_name(algo)},
+                        {"bytes", bytes},
+                        {"ranks", cl.ranks},
+                        {"latency_s", c.latency_s},
+                        {"transfer_s", c.transfer_s},
+                        {"time_s", c.total_s()},
+                        {"busbw_gbps", busbw}});
       else
         std::printf("%-15s %12lld %5d %12.1f %12.1f %12.1f %10.3f\n", cost::collective_name(op), (long long)bytes,
                     cl.ranks, c.latency_s * 1e6, c.transfer_s * 1e6, c.total_s() * 1e6, busbw);

@@ -4,10 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/config.h"
 #include "core/error.h"
@@ -20,11 +19,14 @@
 namespace tt {
 
 namespace {
-struct Point { double step, loss, val_loss; };
+struct Point {
+  double step, loss, val_loss;
+};
 
 std::vector<Point> read_metrics(const std::string& path) {
   std::ifstream f(path);
-  if (!f) throw Error(ErrorKind::kData, "cannot open metrics file", path, "pass the run_dir of a `topotrain train` run");
+  if (!f)
+    throw Error(ErrorKind::kData, "cannot open metrics file", path, "pass the run_dir of a `topotrain train` run");
   std::vector<Point> points;
   std::string line;
   int line_no = 0;
@@ -76,13 +78,16 @@ int plot_main(const Args& args) {
   std::string script = str("set terminal pngcairo size 900,540 font ',11'\nset output '", out, "'\n",
                            "set title 'topotrain: ", run, "'\nset xlabel 'step'\nset ylabel 'loss (nats/token)'\n",
                            "set grid\nset key top right\nset datafile missing 'NaN'\n");
-  if (!std::isnan(floor)) script += str("set arrow from graph 0, first ", floor, " to graph 1, first ", floor, " nohead dt 2 lc rgb '#888888'\n",
-                                        "set label sprintf('entropy floor %.4f', ", floor, ") at graph 0.02, first ", floor,
-                                        " offset 0,0.7 tc rgb '#666666'\n");
+  if (!std::isnan(floor))
+    script += str("set arrow from graph 0, first ", floor, " to graph 1, first ", floor,
+                  " nohead dt 2 lc rgb '#888888'\n", "set label sprintf('entropy floor %.4f', ", floor,
+                  ") at graph 0.02, first ", floor, " offset 0,0.7 tc rgb '#666666'\n");
   script += str("plot '", data_path, "' using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title 'train', '", data_path,
                 "' using 1:3 with linespoints pt 7 ps 0.8 lw 2 lc rgb '#d62728' title 'validation'\n");
   FILE* gp = popen("gnuplot 2>&1", "w");
-  if (!gp) throw Error(ErrorKind::kRuntime, "cannot start gnuplot", "topotrain plot", "install it: apt-get install gnuplot-nox");
+  if (!gp)
+    throw Error(ErrorKind::kRuntime, "cannot start gnuplot", "topotrain plot",
+                "install it: apt-get install gnuplot-nox");
   std::fputs(script.c_str(), gp);
   const int status = pclose(gp);
   if (status != 0)

@@ -24,9 +24,8 @@ int run_on_all_ranks(parallel::Communicator& comm, const std::string& command, c
     return fn();
   } catch (const Error& e) {
     std::fflush(stdout);
-    comm.abort(exit_code_for(e.kind()),
-               str("topotrain ", command, ": ", error_kind_name(e.kind()), ": ", e.what(), " (rank ", comm.rank(),
-                   " of ", comm.size(), "; ending the job)"));
+    comm.abort(exit_code_for(e.kind()), str("topotrain ", command, ": ", error_kind_name(e.kind()), ": ", e.what(),
+                                            " (rank ", comm.rank(), " of ", comm.size(), "; ending the job)"));
   } catch (const std::exception& e) {
     std::fflush(stdout);
     comm.abort(1, str("topotrain ", command, ": error: ", e.what(), " (rank ", comm.rank(), " of ", comm.size(),

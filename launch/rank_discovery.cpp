@@ -13,8 +13,9 @@ namespace tt {
 
 namespace {
 
-const char* kHint = "launch with mpirun/srun/torchrun without overriding their variables, or unset them for a "
-                    "single-process run";
+const char* kHint =
+    "launch with mpirun/srun/torchrun without overriding their variables, or unset them for a "
+    "single-process run";
 
 bool has(const EnvMap& env, const std::string& k) { return env.count(k) != 0; }
 
@@ -74,10 +75,10 @@ RankInfo read_scheme(const EnvMap& env, const Scheme& s) {
   r.world_size = require_int(env, s.size, s.rank, s.source);
   const bool has_lr = has(env, s.local_rank), has_ls = has(env, s.local_size);
   if (has_lr != has_ls)
-    throw Error(ErrorKind::kConfig,
-                str(has_lr ? s.local_rank : s.local_size, " is set but ", has_lr ? s.local_size : s.local_rank,
-                    " is not"),
-                str("rank discovery (", s.source, ")"), kHint);
+    throw Error(
+        ErrorKind::kConfig,
+        str(has_lr ? s.local_rank : s.local_size, " is set but ", has_lr ? s.local_size : s.local_rank, " is not"),
+        str("rank discovery (", s.source, ")"), kHint);
   if (has_lr) {
     r.local_rank = parse_int(env, s.local_rank, s.source);
     r.local_size = parse_int(env, s.local_size, s.source);
@@ -156,8 +157,7 @@ RankInfo discover_rank_from_env(const EnvMap& env) {
     validate(r, "SLURM_PROCID", size_var, "SLURM_LOCALID", local_size_var);
     return r;
   }
-  if (has(env, "RANK"))
-    return read_scheme(env, {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"});
+  if (has(env, "RANK")) return read_scheme(env, {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"});
   return RankInfo{};
 }
 

@@ -54,7 +54,8 @@ std::string generate_text(GPT2& model, const TextCodec& codec, const std::string
   std::vector<int32_t> ids = prompt.empty() ? std::vector<int32_t>{0} : codec.encode(prompt);
   for (int32_t id : ids)
     if (id < 0 || id >= model.config().vocab_size)
-      throw Error(ErrorKind::kData, str("prompt token id ", id, " is outside the vocabulary [0, ", model.config().vocab_size, ")"),
+      throw Error(ErrorKind::kData,
+                  str("prompt token id ", id, " is outside the vocabulary [0, ", model.config().vocab_size, ")"),
                   "--prompt", "use ids the model was trained on");
   const std::vector<int32_t> produced = sample_tokens(model, ids, s);
   std::vector<int32_t> all = prompt.empty() ? std::vector<int32_t>{} : ids;

@@ -3,14 +3,14 @@
 
 #include "core/config.h"
 #include "core/logging.h"
+#include "data/shard.h"
+#include "data/synth.h"
 #include "launch/args.h"
-#include "launch/commands.h"
 #include "launch/auto_strategy.h"
+#include "launch/commands.h"
 #include "launch/process_group.h"
 #include "launch/sampler.h"
 #include "launch/trainer.h"
-#include "data/shard.h"
-#include "data/synth.h"
 
 namespace tt {
 
@@ -22,8 +22,9 @@ void print_entropy_floor(const config::Config& cfg, float val_loss) {
   if (manifest_path.empty() || val_loss < 0) return;
   const data::SynthManifest m = data::read_synth_manifest(manifest_path);
   const double floor = m.window_floor(cfg.train().seq_len());
-  std::printf("entropy floor of the synthetic corpus at seq_len %d: %.4f nats (rate %.4f) | val loss is %.1f%% above it\n",
-              cfg.train().seq_len(), floor, m.entropy_rate_nats, 100.0 * (val_loss / floor - 1.0));
+  std::printf(
+      "entropy floor of the synthetic corpus at seq_len %d: %.4f nats (rate %.4f) | val loss is %.1f%% above it\n",
+      cfg.train().seq_len(), floor, m.entropy_rate_nats, 100.0 * (val_loss / floor - 1.0));
 }
 }  // namespace
 

@@ -33,8 +33,7 @@ class ProgressPrinter {
  public:
   void operator()(const data::BpeTrainProgress& p) {
     using Phase = data::BpeTrainProgress::Phase;
-    const bool done = p.phase == Phase::kCounting ? p.bytes_done >= p.bytes_total
-                                                   : p.merges_done >= p.merges_target;
+    const bool done = p.phase == Phase::kCounting ? p.bytes_done >= p.bytes_total : p.merges_done >= p.merges_target;
     if (p.phase == Phase::kMerging && !merging_) {
       merging_ = true;
       count_seconds_ = seconds_since(start_);
@@ -42,17 +41,14 @@ class ProgressPrinter {
       last_ = Clock::time_point();
     }
     const auto now = Clock::now();
-    if (!done && (now - last_ < std::chrono::seconds(1) ||
-                  (p.phase == Phase::kMerging && p.merges_done == 0)))
-      return;
+    if (!done && (now - last_ < std::chrono::seconds(1) || (p.phase == Phase::kMerging && p.merges_done == 0))) return;
     if (done && (p.phase == Phase::kCounting ? printed_count_done_ : printed_merge_done_)) return;
     last_ = now;
     if (p.phase == Phase::kCounting) {
       printed_count_done_ = done;
       const double t = seconds_since(start_);
-      std::printf("counting pieces: %.1f / %.1f MB (%.0f%%), %.1f MB/s\n", p.bytes_done / kMB,
-                  p.bytes_total / kMB, p.bytes_total ? 100.0 * p.bytes_done / p.bytes_total : 100.0,
-                  t > 0 ? p.bytes_done / kMB / t : 0.0);
+      std::printf("counting pieces: %.1f / %.1f MB (%.0f%%), %.1f MB/s\n", p.bytes_done / kMB, p.bytes_total / kMB,
+                  p.bytes_total ? 100.0 * p.bytes_done / p.bytes_total : 100.0, t > 0 ? p.bytes_done / kMB / t : 0.0);
     } else {
       printed_merge_done_ = done;
       const double t = seconds_since(merge_start_);
@@ -98,8 +94,7 @@ int train_tokenizer_command(const std::vector<std::string>& args) {
   options.min_frequency = p.get_int("--min-frequency");
   options.threads = p.get_int("--threads");
   if (options.threads < 0)
-    throw Error(ErrorKind::kUsage, str("--threads ", options.threads, " is negative"), command,
-                "use 0 for all cores");
+    throw Error(ErrorKind::kUsage, str("--threads ", options.threads, " is negative"), command, "use 0 for all cores");
   const std::string out = p.get("--out");
   if (out.empty()) throw Error(ErrorKind::kUsage, "--out is empty", command, "give an output directory");
 
@@ -141,8 +136,8 @@ int train_tokenizer_command(const std::vector<std::string>& args) {
     std::printf("%s%s=%zu", i ? ", " : " (", result.special_tokens[i].c_str(), result.token_bytes.size() + i);
   std::printf("%s; %zu merges\n", result.special_tokens.empty() ? "" : ")", result.merges.size());
   if (result.vocab_size() < options.vocab_size)
-    std::printf("note: stopped below --vocab-size %d: no remaining pair occurs %d times or more\n",
-                options.vocab_size, options.min_frequency);
+    std::printf("note: stopped below --vocab-size %d: no remaining pair occurs %d times or more\n", options.vocab_size,
+                options.min_frequency);
   std::printf("input: %zu file(s), %.2f MB of text, %lld pieces (%lld distinct)\n", files.size(),
               result.bytes_seen / kMB, static_cast<long long>(result.pieces),
               static_cast<long long>(result.unique_pieces));
@@ -152,8 +147,7 @@ int train_tokenizer_command(const std::vector<std::string>& args) {
   std::printf("training text%s: %lld tokens for %lld bytes = %.4f tokens/byte (%.3f bytes/token), encoded in %.2f s\n",
               eval_files.size() < files.size() ? str(" (first ", eval_files.size(), " files)").c_str() : "",
               static_cast<long long>(n_tokens), static_cast<long long>(eval_bytes),
-              eval_bytes ? double(n_tokens) / eval_bytes : 0.0, n_tokens ? double(eval_bytes) / n_tokens : 0.0,
-              eval_s);
+              eval_bytes ? double(n_tokens) / eval_bytes : 0.0, n_tokens ? double(eval_bytes) / n_tokens : 0.0, eval_s);
   return 0;
 }
 

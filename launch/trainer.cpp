@@ -1,12 +1,12 @@
 // Training loop, validation, progress/metrics output and checkpoint save/restore (see trainer.h).
 #include "launch/trainer.h"
 
+#include <cblas.h>
 #include <omp.h>
 
-#include <cblas.h>
-#include <csignal>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -101,8 +101,9 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
                                        AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()});
   schedule_ = LrSchedule{o.lr(), o.min_lr_ratio(), o.warmup_steps(), t.steps()};
   if (is_rank0() && comm_.size() > 1)
-    log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(), " node(s)) | zero_stage ",
-             par.zero_stage(), " | gradients ", parallel::grad_compression_name(reducer_->compression()),
+    log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(),
+             " node(s)) | zero_stage ", par.zero_stage(), " | gradients ",
+             parallel::grad_compression_name(reducer_->compression()),
              reducer_->residual().defined() ? " with error feedback" : "", " | ",
              parallel::describe_buckets(reducer_->buckets(), sizeof(float)));
 
@@ -158,8 +159,10 @@ double Trainer::all_gather_params() {
   const auto t0 = Clock::now();
   const parallel::Shard shard = reducer_->shard();
   float* params = model_->params().data<float>();
-  comm_.all_gather_v(params + shard.begin, params, parallel::shard_sizes(model_->params().numel(), comm_.size()),
-                     DType::kF32)->wait();
+  comm_
+      .all_gather_v(params + shard.begin, params, parallel::shard_sizes(model_->params().numel(), comm_.size()),
+                    DType::kF32)
+      ->wait();
   return seconds_since(t0);
 }
 
@@ -231,7 +234,8 @@ void Trainer::print_progress(int step, const StepStats& s, double tokens_per_s, 
   n += std::snprintf(line + n, sizeof line - n, " | lr %.2e | norm %.3f | %.0f tok/s | %.0f ms/step", s.lr, s.grad_norm,
                      tokens_per_s, s.total_s * 1e3);
   if (comm_.size() > 1)
-    n += std::snprintf(line + n, sizeof line - n, " | comm %.0f ms (exposed %.0f)", s.comm_s * 1e3, s.exposed_comm_s * 1e3);
+    n += std::snprintf(line + n, sizeof line - n, " | comm %.0f ms (exposed %.0f)", s.comm_s * 1e3,
+                       s.exposed_comm_s * 1e3);
   std::snprintf(line + n, sizeof line - n, " | ETA %s", format_duration(eta_s).c_str());
   log_info(line);
 }
@@ -259,11 +263,12 @@ TrainSummary Trainer::train(bool resume) {
   std::unique_ptr<MetricsSink> metrics;
   if (is_rank0()) {
     metrics = std::make_unique<MetricsSink>(run_dir_ + "/metrics.jsonl", resume ? start_step : -1);
-    atomic_write_string(run_dir_ + "/config.pbtxt", config_to_text(cfg_));  // the effective config, for plots and humans
+    atomic_write_string(run_dir_ + "/config.pbtxt",
+                        config_to_text(cfg_));  // the effective config, for plots and humans
     log_info("model GPT-2 ", model_->config().str(), " | ", gpt2_num_params(model_->config()) / 1e6,
-             "M parameters | batch_size=", t.batch_size(), " seq_len=", t.seq_len(), " grad_accum_steps=",
-             t.grad_accum_steps(), " ranks=", comm_.size(), " (", tokens_per_step(), " tokens/step) | ", t.steps(),
-             " steps | run dir ", run_dir_);
+             "M parameters | batch_size=", t.batch_size(), " seq_len=", t.seq_len(),
+             " grad_accum_steps=", t.grad_accum_steps(), " ranks=", comm_.size(), " (", tokens_per_step(),
+             " tokens/step) | ", t.steps(), " steps | run dir ", run_dir_);
   }
 
   TrainSummary summary;
@@ -281,8 +286,14 @@ TrainSummary Trainer::train(bool resume) {
 
     if (metrics) {
       JsonLine j;
-      j.add("step", step + 1).add("loss", s.loss).add("lr", s.lr).add("grad_norm", s.grad_norm)
-          .add("tokens_per_s", tps).add("step_s", s.total_s).add("data_s", s.data_s).add("comm_s", s.comm_s)
+      j.add("step", step + 1)
+          .add("loss", s.loss)
+          .add("lr", s.lr)
+          .add("grad_norm", s.grad_norm)
+          .add("tokens_per_s", tps)
+          .add("step_s", s.total_s)
+          .add("data_s", s.data_s)
+          .add("comm_s", s.comm_s)
           .add("exposed_comm_s", s.exposed_comm_s);
       if (do_val) j.add("val_loss", val_loss);
       metrics->write(j);
@@ -296,10 +307,12 @@ TrainSummary Trainer::train(bool resume) {
     summary.tokens_per_s = ema_tps;
     if (do_val) summary.final_val_loss = val_loss;
     const int every = cfg_.checkpoint().every();
-    const bool stop = comm_.size() > 1 ? comm_.any_rank_requests_stop(g_stop_requested.load()) : g_stop_requested.load();
+    const bool stop =
+        comm_.size() > 1 ? comm_.any_rank_requests_stop(g_stop_requested.load()) : g_stop_requested.load();
     if (last || stop || (every > 0 && (step + 1) % every == 0)) save_checkpoint(step + 1);
     if (stop && !last) {
-      if (is_rank0()) log_warn("stopped by signal after step ", step + 1, "; checkpoint written. Continue with --resume");
+      if (is_rank0())
+        log_warn("stopped by signal after step ", step + 1, "; checkpoint written. Continue with --resume");
       summary.interrupted = true;
       break;
     }
@@ -317,8 +330,10 @@ void Trainer::gather_moment(Tensor& shard, Tensor& full) {
   full = Tensor::zeros("checkpoint." + shard.name(), {n});
   std::memcpy(full.data<float>() + sh.begin, shard.data<float>(), size_t(sh.size()) * sizeof(float));
   if (comm_.size() > 1)
-    comm_.all_gather_v(full.data<float>() + sh.begin, full.data<float>(), parallel::shard_sizes(n, comm_.size()),
-                       DType::kF32)->wait();
+    comm_
+        .all_gather_v(full.data<float>() + sh.begin, full.data<float>(), parallel::shard_sizes(n, comm_.size()),
+                      DType::kF32)
+        ->wait();
 }
 
 void Trainer::save_checkpoint(int steps_done) {
@@ -334,9 +349,9 @@ void Trainer::save_checkpoint(int steps_done) {
   }
   if (!is_rank0()) return;
   ensure_dir(ckpt_dir_);
-  RunState state{steps_done, optimizer_->steps_taken(), rng_.state(),
-                 train_loader_ ? train_loader_->state() : data::LoaderState{}, comm_.size(),
-                 reducer_->zero_stage()};
+  RunState state{steps_done,   optimizer_->steps_taken(),
+                 rng_.state(), train_loader_ ? train_loader_->state() : data::LoaderState{},
+                 comm_.size(), reducer_->zero_stage()};
   CheckpointWriter w;
   w.add_string("format", "topotrain-gpt2-v1");
   w.add_string("model_signature", model_signature(model_->config()));
@@ -369,26 +384,30 @@ int Trainer::load_checkpoint(const std::string& path) {
   // Moments are stored whole; each rank takes its shard, whatever the rank count that wrote them.
   const parallel::Shard shard = reducer_->shard();
   const size_t full_bytes = model_->params().nbytes();
-  for (const auto& [name, tensor] : {std::pair<const char*, Tensor*>{"adam_m", &optimizer_->m()}, {"adam_v", &optimizer_->v()}}) {
+  for (const auto& [name, tensor] :
+       {std::pair<const char*, Tensor*>{"adam_m", &optimizer_->m()}, {"adam_v", &optimizer_->v()}}) {
     const std::string& bytes = r.bytes(name);
     if (bytes.size() != full_bytes)
-      throw Error(ErrorKind::kCheckpoint, str("section '", name, "' holds ", bytes.size(), " bytes but ", full_bytes, " were expected"),
-                  path, "the checkpoint was written for a different model shape");
-    std::memcpy(tensor->raw(), bytes.data() + size_t(shard.begin) * sizeof(float), size_t(shard.size()) * sizeof(float));
+      throw Error(ErrorKind::kCheckpoint,
+                  str("section '", name, "' holds ", bytes.size(), " bytes but ", full_bytes, " were expected"), path,
+                  "the checkpoint was written for a different model shape");
+    std::memcpy(tensor->raw(), bytes.data() + size_t(shard.begin) * sizeof(float),
+                size_t(shard.size()) * sizeof(float));
   }
   if (reducer_->residual().defined()) {
     Tensor& mine = reducer_->residual();
     const size_t bytes = mine.nbytes();
     // [compressed reduce-scatter] residual() also holds the owner residuals of the reduced chunks, so
     // its length changed; a checkpoint whose section has another length is not loaded (no overread).
-    const bool same_layout = r.has("error_feedback") && r.bytes("error_feedback").size() == bytes * size_t(comm_.size());
+    const bool same_layout =
+        r.has("error_feedback") && r.bytes("error_feedback").size() == bytes * size_t(comm_.size());
     if (r.has("error_feedback") && state.world_size == comm_.size() && same_layout) {
       std::memcpy(mine.raw(), r.bytes("error_feedback").data() + bytes * size_t(comm_.rank()), bytes);
     } else if (is_rank0()) {
       log_warn("error-feedback residuals ",
-               !r.has("error_feedback")              ? "are not in the checkpoint"
-               : state.world_size != comm_.size()    ? "were written by a different rank count"
-                                                     : "have another layout (written by an older topotrain)",
+               !r.has("error_feedback")           ? "are not in the checkpoint"
+               : state.world_size != comm_.size() ? "were written by a different rank count"
+                                                  : "have another layout (written by an older topotrain)",
                "; starting them at zero");
     }
   }
@@ -400,8 +419,8 @@ int Trainer::load_checkpoint(const std::string& path) {
                 str("checkpoint is at step ", state.steps_done, " but train.steps is ", cfg_.train().steps()), path,
                 "raise train.steps (e.g. --set train.steps=N) to continue training");
   if (is_rank0() && state.world_size != comm_.size())
-    log_info("checkpoint was written by ", state.world_size, " rank(s) (zero_stage ", state.zero_stage, "); resuming with ",
-             comm_.size(), " (zero_stage ", reducer_->zero_stage(), ")");
+    log_info("checkpoint was written by ", state.world_size, " rank(s) (zero_stage ", state.zero_stage,
+             "); resuming with ", comm_.size(), " (zero_stage ", reducer_->zero_stage(), ")");
   return int(state.steps_done);
 }
 

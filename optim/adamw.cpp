@@ -20,8 +20,8 @@ void AdamW::step(float* params, const float* grads, float lr, float grad_scale) 
   float* m = m_.data<float>();
   float* v = v_.data<float>();
   for (const auto& r : ranges_) {
-    kernels::AdamWHyper h{lr, settings_.beta1, settings_.beta2, settings_.eps,
-                          r.decay ? settings_.weight_decay : 0.0f, step_};
+    kernels::AdamWHyper h{
+        lr, settings_.beta1, settings_.beta2, settings_.eps, r.decay ? settings_.weight_decay : 0.0f, step_};
     kernels::adamw_update_cpu(params + r.offset, m + r.offset, v + r.offset, grads + r.offset, r.size, h, grad_scale);
   }
 }

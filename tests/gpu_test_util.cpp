@@ -58,8 +58,8 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
     }
     if (!std::isnan(err)) worst = std::max(worst, err);
   }
-  EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << got.size() << " elements outside rtol " << tol.rtol
-                     << " atol " << tol.atol << " (largest finite |diff| " << worst << ")" << first.str();
+  EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << got.size() << " elements outside rtol " << tol.rtol << " atol "
+                     << tol.atol << " (largest finite |diff| " << worst << ")" << first.str();
 }
 
 void expect_bit_identical(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, const std::string& what) {

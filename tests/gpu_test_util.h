@@ -25,11 +25,10 @@ namespace tt::test {
 bool cuda_device_available(std::string* reason = nullptr);
 
 // First statement of a GPU test: skips it (GTEST_SKIP) with "no CUDA device: <reason>".
-#define TT_REQUIRE_GPU()                                                  \
-  do {                                                                    \
-    std::string tt_gpu_reason_;                                           \
-    if (!::tt::test::cuda_device_available(&tt_gpu_reason_))              \
-      GTEST_SKIP() << "no CUDA device: " << tt_gpu_reason_;               \
+#define TT_REQUIRE_GPU()                                                                                           \
+  do {                                                                                                             \
+    std::string tt_gpu_reason_;                                                                                    \
+    if (!::tt::test::cuda_device_available(&tt_gpu_reason_)) GTEST_SKIP() << "no CUDA device: " << tt_gpu_reason_; \
   } while (0)
 
 using bf16 = __nv_bfloat16;
@@ -78,8 +77,10 @@ std::vector<float> bf16_round(const std::vector<float>& v);
 // Values as stored in T (identity for float, bf16_round for bf16).
 template <typename T>
 std::vector<float> storage_round(const std::vector<float>& v) {
-  if constexpr (std::is_same_v<T, float>) return v;
-  else return bf16_round(v);
+  if constexpr (std::is_same_v<T, float>)
+    return v;
+  else
+    return bf16_round(v);
 }
 
 // ---- copies ----------------------------------------------------------------------------------

@@ -37,9 +37,7 @@ CommandResult run_command(const std::string& command) {
   return result;
 }
 
-CommandResult run_topotrain(const std::string& args) {
-  return run_command(std::string(TT_BINARY) + " " + args);
-}
+CommandResult run_topotrain(const std::string& args) { return run_command(std::string(TT_BINARY) + " " + args); }
 
 std::string source_dir() { return TT_SOURCE_DIR; }
 

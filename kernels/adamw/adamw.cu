@@ -74,13 +74,11 @@ void adamw_update_cuda(float* param, float* m, float* v, const bf16* grad, int64
   launch(param, m, v, nullptr, grad, n, h, grad_scale, BF16Rounding{}, stream);
 }
 void adamw_update_mixed_cuda(float* master, float* m, float* v, bf16* param_bf16, const float* grad, int64_t n,
-                             const AdamWHyper& h, float grad_scale, const BF16Rounding& rounding,
-                             cudaStream_t stream) {
+                             const AdamWHyper& h, float grad_scale, const BF16Rounding& rounding, cudaStream_t stream) {
   launch(master, m, v, param_bf16, grad, n, h, grad_scale, rounding, stream);
 }
 void adamw_update_mixed_cuda(float* master, float* m, float* v, bf16* param_bf16, const bf16* grad, int64_t n,
-                             const AdamWHyper& h, float grad_scale, const BF16Rounding& rounding,
-                             cudaStream_t stream) {
+                             const AdamWHyper& h, float grad_scale, const BF16Rounding& rounding, cudaStream_t stream) {
   launch(master, m, v, param_bf16, grad, n, h, grad_scale, rounding, stream);
 }
 

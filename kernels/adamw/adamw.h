@@ -19,10 +19,9 @@ struct AdamWHyper {
 
 // One element: g = grad*grad_scale; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g²;
 // param -= lr * (m/bc1 / (sqrt(v/bc2) + eps) + weight_decay * param), bc_i = 1 - beta_i^step.
-TT_HOST_DEVICE inline void adamw_element(float& param, float& m, float& v, float grad, float lr,
-                                         float beta1, float beta2, float eps, float weight_decay,
-                                         float bias_correction1, float bias_correction2,
-                                         float grad_scale) {
+TT_HOST_DEVICE inline void adamw_element(float& param, float& m, float& v, float grad, float lr, float beta1,
+                                         float beta2, float eps, float weight_decay, float bias_correction1,
+                                         float bias_correction2, float grad_scale) {
   const float g = grad * grad_scale;
   m = beta1 * m + (1.0f - beta1) * g;
   v = beta2 * v + (1.0f - beta2) * g * g;
@@ -31,8 +30,8 @@ TT_HOST_DEVICE inline void adamw_element(float& param, float& m, float& v, float
   param -= lr * (mhat / (sqrtf(vhat) + eps) + weight_decay * param);
 }
 
-void adamw_update_cpu(float* param, float* m, float* v, const float* grad, int64_t n,
-                      const AdamWHyper& h, float grad_scale);
+void adamw_update_cpu(float* param, float* m, float* v, const float* grad, int64_t n, const AdamWHyper& h,
+                      float grad_scale);
 
 // ---- bf16 parameter copies with stochastic rounding (shared by adamw.cu and the tests) -----------
 // Random bits for element `index` of step `step`: a stateless hash (splitmix64 finaliser) of
@@ -81,17 +80,17 @@ namespace tt::kernels {
 
 void adamw_update_cuda(float* param, float* m, float* v, const float* grad, int64_t n, const AdamWHyper& h,
                        float grad_scale, cudaStream_t stream = 0);
-void adamw_update_cuda(float* param, float* m, float* v, const __nv_bfloat16* grad, int64_t n,
-                       const AdamWHyper& h, float grad_scale, cudaStream_t stream = 0);
+void adamw_update_cuda(float* param, float* m, float* v, const __nv_bfloat16* grad, int64_t n, const AdamWHyper& h,
+                       float grad_scale, cudaStream_t stream = 0);
 
 // Mixed precision: updates the fp32 master weights like adamw_update_cuda, then writes
 // param_bf16[i] = bf16(master[i]) rounded as `rounding` says (param_bf16 may be nullptr).
-void adamw_update_mixed_cuda(float* master, float* m, float* v, __nv_bfloat16* param_bf16, const float* grad,
+void adamw_update_mixed_cuda(float* master, float* m, float* v, __nv_bfloat16* param_bf16, const float* grad, int64_t n,
+                             const AdamWHyper& h, float grad_scale, const BF16Rounding& rounding,
+                             cudaStream_t stream = 0);
+void adamw_update_mixed_cuda(float* master, float* m, float* v, __nv_bfloat16* param_bf16, const __nv_bfloat16* grad,
                              int64_t n, const AdamWHyper& h, float grad_scale, const BF16Rounding& rounding,
                              cudaStream_t stream = 0);
-void adamw_update_mixed_cuda(float* master, float* m, float* v, __nv_bfloat16* param_bf16,
-                             const __nv_bfloat16* grad, int64_t n, const AdamWHyper& h, float grad_scale,
-                             const BF16Rounding& rounding, cudaStream_t stream = 0);
 
 }  // namespace tt::kernels
 #endif  // TOPOTRAIN_HAVE_CUDA

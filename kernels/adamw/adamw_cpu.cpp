@@ -8,8 +8,8 @@
 
 namespace tt::kernels {
 
-void adamw_update_cpu(float* param, float* m, float* v, const float* grad, int64_t n,
-                      const AdamWHyper& h, float grad_scale) {
+void adamw_update_cpu(float* param, float* m, float* v, const float* grad, int64_t n, const AdamWHyper& h,
+                      float grad_scale) {
   TT_ASSERT(h.step >= 1, "adamw: step must be >= 1, got ", h.step);
   const float bc1 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta1), h.step));
   const float bc2 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta2), h.step));

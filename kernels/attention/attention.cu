@@ -23,8 +23,8 @@ using cuda::to_f32;
 
 constexpr int kThreads = 128;  // 4 warps
 constexpr int kWarps = kThreads / 32;
-constexpr int kTileQ = 32;  // query rows per forward / dq block
-constexpr int kTileK = 32;  // keys per tile (one per lane)
+constexpr int kTileQ = 32;   // query rows per forward / dq block
+constexpr int kTileK = 32;   // keys per tile (one per lane)
 constexpr int kBatchQ = 16;  // query rows per step of the dk/dv kernel
 
 struct Dims {
@@ -40,8 +40,7 @@ __device__ void load_tile(float* dst, int ld, const S* qkv, int b, int h, int pa
   for (int idx = threadIdx.x; idx < rows * HS; idx += blockDim.x) {
     const int r = idx / HS, d = idx % HS, t = t0 + r;
     float v = 0.0f;
-    if (t < dm.T)
-      v = to_f32(qkv[(static_cast<int64_t>(b) * dm.T + t) * dm.row_stride() + part * dm.C + h * HS + d]);
+    if (t < dm.T) v = to_f32(qkv[(static_cast<int64_t>(b) * dm.T + t) * dm.row_stride() + part * dm.C + h * HS + d]);
     dst[r * ld + d] = v;
   }
 }
@@ -67,14 +66,13 @@ constexpr size_t forward_smem_bytes() {
 // grid (ceil(T / kTileQ), NH, B). Warp w owns query rows w*R .. w*R+R-1 of the tile, R = 8; lane =
 // key within a K tile for the scores, lane = output dims lane + 32*j for the accumulation.
 template <typename S, int HS>
-__global__ void __launch_bounds__(kThreads)
-    attention_forward_kernel(S* out, float* lse, const S* qkv, Dims dm) {
+__global__ void __launch_bounds__(kThreads) attention_forward_kernel(S* out, float* lse, const S* qkv, Dims dm) {
   constexpr int R = kTileQ / kWarps;
   constexpr int DPL = HS / 32;  // output dims per lane
   extern __shared__ float smem[];
-  float* Qs = smem;                      // [kTileQ][HS]
-  float* Ks = Qs + kTileQ * HS;          // [kTileK][HS + 1]
-  float* Vs = Ks + kTileK * (HS + 1);    // [kTileK][HS]
+  float* Qs = smem;                    // [kTileQ][HS]
+  float* Ks = Qs + kTileQ * HS;        // [kTileK][HS + 1]
+  float* Vs = Ks + kTileK * (HS + 1);  // [kTileK][HS]
   const int q0 = blockIdx.x * kTileQ, h = blockIdx.y, b = blockIdx.z;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
@@ -165,14 +163,14 @@ __global__ void __launch_bounds__(kThreads)
     attention_backward_dkdv_kernel(S* dqkv, const S* dout, const S* qkv, const float* lse, const float* D, Dims dm) {
   constexpr int DPT = HS / kWarps;  // dims per thread in phase 2
   extern __shared__ float smem[];
-  float* Ks = smem;                        // [kTileK][HS + 1]
-  float* Vs = Ks + kTileK * (HS + 1);      // [kTileK][HS + 1]
-  float* Qs = Vs + kTileK * (HS + 1);      // [kBatchQ][HS]
-  float* dOs = Qs + kBatchQ * HS;          // [kBatchQ][HS]
-  float* Ps = dOs + kBatchQ * HS;          // [kBatchQ][kTileK]
-  float* dSs = Ps + kBatchQ * kTileK;      // [kBatchQ][kTileK]
-  float* lse_s = dSs + kBatchQ * kTileK;   // [kBatchQ]
-  float* D_s = lse_s + kBatchQ;            // [kBatchQ]
+  float* Ks = smem;                       // [kTileK][HS + 1]
+  float* Vs = Ks + kTileK * (HS + 1);     // [kTileK][HS + 1]
+  float* Qs = Vs + kTileK * (HS + 1);     // [kBatchQ][HS]
+  float* dOs = Qs + kBatchQ * HS;         // [kBatchQ][HS]
+  float* Ps = dOs + kBatchQ * HS;         // [kBatchQ][kTileK]
+  float* dSs = Ps + kBatchQ * kTileK;     // [kBatchQ][kTileK]
+  float* lse_s = dSs + kBatchQ * kTileK;  // [kBatchQ]
+  float* D_s = lse_s + kBatchQ;           // [kBatchQ]
   const int k0 = blockIdx.x * kTileK, h = blockIdx.y, b = blockIdx.z;
   const int kk = threadIdx.x % 32, group = threadIdx.x / 32;
   const int64_t stat0 = (static_cast<int64_t>(b) * dm.NH + h) * dm.T;
@@ -246,11 +244,11 @@ __global__ void __launch_bounds__(kThreads)
     attention_backward_dq_kernel(S* dqkv, const S* dout, const S* qkv, const float* lse, const float* D, Dims dm) {
   constexpr int DPT = HS / kWarps;
   extern __shared__ float smem[];
-  float* Qs = smem;                          // [kTileQ][HS]
-  float* dOs = Qs + kTileQ * HS;             // [kTileQ][HS]
-  float* Ks = dOs + kTileQ * HS;             // [kTileK][HS + 1]
-  float* Vs = Ks + kTileK * (HS + 1);        // [kTileK][HS + 1]
-  float* dSs = Vs + kTileK * (HS + 1);       // [kTileQ][kTileK + 1]
+  float* Qs = smem;                     // [kTileQ][HS]
+  float* dOs = Qs + kTileQ * HS;        // [kTileQ][HS]
+  float* Ks = dOs + kTileQ * HS;        // [kTileK][HS + 1]
+  float* Vs = Ks + kTileK * (HS + 1);   // [kTileK][HS + 1]
+  float* dSs = Vs + kTileK * (HS + 1);  // [kTileQ][kTileK + 1]
   float* lse_s = dSs + kTileQ * (kTileK + 1);
   float* D_s = lse_s + kTileQ;
   const int q0 = blockIdx.x * kTileQ, h = blockIdx.y, b = blockIdx.z;
@@ -364,10 +362,14 @@ void forward(S* out, float* lse, const S* qkv, int B, int T, int C, int NH, cuda
   if (B <= 0 || T <= 0) return;
   TT_ASSERT(NH <= 65535 && B <= 65535, "attention_cuda: B=", B, " NH=", NH, " exceed the grid limits");
   switch (C / NH) {
-    case 32: return forward_hs<S, 32>(out, lse, qkv, B, dm, stream);
-    case 64: return forward_hs<S, 64>(out, lse, qkv, B, dm, stream);
-    case 128: return forward_hs<S, 128>(out, lse, qkv, B, dm, stream);
-    default: unsupported_head_size(C / NH);
+    case 32:
+      return forward_hs<S, 32>(out, lse, qkv, B, dm, stream);
+    case 64:
+      return forward_hs<S, 64>(out, lse, qkv, B, dm, stream);
+    case 128:
+      return forward_hs<S, 128>(out, lse, qkv, B, dm, stream);
+    default:
+      unsupported_head_size(C / NH);
   }
 }
 
@@ -379,10 +381,14 @@ void backward(S* dqkv, const S* dout, const S* qkv, const S* out, const float* l
   if (B <= 0 || T <= 0) return;
   TT_ASSERT(NH <= 65535 && B <= 65535, "attention_cuda: B=", B, " NH=", NH, " exceed the grid limits");
   switch (C / NH) {
-    case 32: return backward_hs<S, 32>(dqkv, dout, qkv, out, lse, B, dm, stream);
-    case 64: return backward_hs<S, 64>(dqkv, dout, qkv, out, lse, B, dm, stream);
-    case 128: return backward_hs<S, 128>(dqkv, dout, qkv, out, lse, B, dm, stream);
-    default: unsupported_head_size(C / NH);
+    case 32:
+      return backward_hs<S, 32>(dqkv, dout, qkv, out, lse, B, dm, stream);
+    case 64:
+      return backward_hs<S, 64>(dqkv, dout, qkv, out, lse, B, dm, stream);
+    case 128:
+      return backward_hs<S, 128>(dqkv, dout, qkv, out, lse, B, dm, stream);
+    default:
+      unsupported_head_size(C / NH);
   }
 }
 

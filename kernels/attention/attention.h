@@ -12,8 +12,8 @@ namespace tt::kernels {
 
 void attention_forward_cpu(float* out, float* att, const float* qkv, int B, int T, int C, int NH);
 
-void attention_backward_cpu(float* dqkv, const float* dout, const float* qkv, const float* att,
-                            int B, int T, int C, int NH);
+void attention_backward_cpu(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C,
+                            int NH);
 
 }  // namespace tt::kernels
 

@@ -56,8 +56,8 @@ void attention_forward_cpu(float* out, float* att, const float* qkv, int B, int 
   }
 }
 
-void attention_backward_cpu(float* dqkv, const float* dout, const float* qkv, const float* att,
-                            int B, int T, int C, int NH) {
+void attention_backward_cpu(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C,
+                            int NH) {
   if (dqkv == nullptr) return;
   TT_ASSERT(NH > 0 && C % NH == 0, "attention: C=", C, " not divisible by NH=", NH);
   const int hs = C / NH;

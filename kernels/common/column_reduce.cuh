@@ -40,8 +40,8 @@ __global__ void column_partials_kernel(float* __restrict__ partials, int rows, i
 
 // out[col] += Σ_chunk partials[chunk * cols + col] (chunks in order), rounded once into T.
 template <typename T>
-__global__ void accumulate_partials_kernel(T* __restrict__ out, const float* __restrict__ partials,
-                                           int chunks, int cols) {
+__global__ void accumulate_partials_kernel(T* __restrict__ out, const float* __restrict__ partials, int chunks,
+                                           int cols) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= cols) return;
   float s = 0.0f;
@@ -63,8 +63,8 @@ void launch_column_partials(float* partials, int rows, int cols, F value, cudaSt
 
 template <typename T>
 void launch_accumulate_partials(T* out, const float* partials, int chunks, int cols, cudaStream_t stream) {
-  accumulate_partials_kernel<<<static_cast<unsigned>(ceil_div(cols, 256)), 256, 0, stream>>>(out, partials,
-                                                                                               chunks, cols);
+  accumulate_partials_kernel<<<static_cast<unsigned>(ceil_div(cols, 256)), 256, 0, stream>>>(out, partials, chunks,
+                                                                                             cols);
   TT_CUDA_LAUNCH_CHECK();
 }
 

@@ -1,11 +1,10 @@
 // Registry of per-(device, stream, slot) scratch buffers; see cuda_scratch.cuh for the contract.
-#include "kernels/common/cuda_scratch.cuh"
-
 #include <map>
 #include <mutex>
 #include <tuple>
 
 #include "core/cuda_check.h"
+#include "kernels/common/cuda_scratch.cuh"
 
 namespace tt::kernels::cuda {
 

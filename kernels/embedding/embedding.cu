@@ -46,7 +46,7 @@ template <typename S>
 __global__ void __launch_bounds__(kThreads)
     embedding_backward_wte_kernel(S* dwte, const S* dout, const int32_t* tokens, int64_t rows, int C, int Vp) {
   __shared__ float acc[kBucketRows][kColumnTile];
-  __shared__ int64_t match_row[kThreads];    // token position of each match in this chunk, in order
+  __shared__ int64_t match_row[kThreads];     // token position of each match in this chunk, in order
   __shared__ int match_bucket_row[kThreads];  // its row within the bucket
   __shared__ int warp_count[kThreads / 32];
   const int v0 = blockIdx.x * kBucketRows;
@@ -95,8 +95,8 @@ template <typename S>
 void forward(S* out, const int32_t* tokens, const S* wte, const S* wpe, int B, int T, int C, cudaStream_t stream) {
   const int64_t n = static_cast<int64_t>(B) * T * C;
   if (n <= 0) return;
-  embedding_forward_kernel<<<cuda::elementwise_blocks(n, kThreads), kThreads, 0, stream>>>(out, tokens, wte, wpe, T,
-                                                                                           C, n);
+  embedding_forward_kernel<<<cuda::elementwise_blocks(n, kThreads), kThreads, 0, stream>>>(out, tokens, wte, wpe, T, C,
+                                                                                           n);
   TT_CUDA_LAUNCH_CHECK();
 }
 
@@ -106,8 +106,7 @@ void backward(S* dwte, S* dwpe, const S* dout, const int32_t* tokens, int B, int
   if (B <= 0 || T <= 0 || C <= 0) return;
   if (dwpe != nullptr) {
     const int64_t n = static_cast<int64_t>(T) * C;
-    embedding_backward_wpe_kernel<<<cuda::elementwise_blocks(n, kThreads), kThreads, 0, stream>>>(dwpe, dout, B, T,
-                                                                                                  C);
+    embedding_backward_wpe_kernel<<<cuda::elementwise_blocks(n, kThreads), kThreads, 0, stream>>>(dwpe, dout, B, T, C);
     TT_CUDA_LAUNCH_CHECK();
   }
   if (dwte != nullptr) {
@@ -123,8 +122,8 @@ void backward(S* dwte, S* dwpe, const S* dout, const int32_t* tokens, int B, int
 
 }  // namespace
 
-void embedding_forward_cuda(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B, int T,
-                            int C, cudaStream_t stream) {
+void embedding_forward_cuda(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B, int T, int C,
+                            cudaStream_t stream) {
   forward(out, tokens, wte, wpe, B, T, C, stream);
 }
 void embedding_forward_cuda(bf16* out, const int32_t* tokens, const bf16* wte, const bf16* wpe, int B, int T, int C,

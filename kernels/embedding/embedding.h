@@ -10,11 +10,9 @@
 
 namespace tt::kernels {
 
-void embedding_forward_cpu(float* out, const int32_t* tokens, const float* wte, const float* wpe,
-                           int B, int T, int C);
+void embedding_forward_cpu(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B, int T, int C);
 
-void embedding_backward_cpu(float* dwte, float* dwpe, const float* dout, const int32_t* tokens,
-                            int B, int T, int C);
+void embedding_backward_cpu(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C);
 
 }  // namespace tt::kernels
 
@@ -37,15 +35,15 @@ void embedding_backward_cpu(float* dwte, float* dwpe, const float* dout, const i
 
 namespace tt::kernels {
 
-void embedding_forward_cuda(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B, int T,
-                            int C, cudaStream_t stream = 0);
+void embedding_forward_cuda(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B, int T, int C,
+                            cudaStream_t stream = 0);
 void embedding_forward_cuda(__nv_bfloat16* out, const int32_t* tokens, const __nv_bfloat16* wte,
                             const __nv_bfloat16* wpe, int B, int T, int C, cudaStream_t stream = 0);
 
-void embedding_backward_cuda(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T,
-                             int C, int Vp, cudaStream_t stream = 0);
-void embedding_backward_cuda(__nv_bfloat16* dwte, __nv_bfloat16* dwpe, const __nv_bfloat16* dout,
-                             const int32_t* tokens, int B, int T, int C, int Vp, cudaStream_t stream = 0);
+void embedding_backward_cuda(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C,
+                             int Vp, cudaStream_t stream = 0);
+void embedding_backward_cuda(__nv_bfloat16* dwte, __nv_bfloat16* dwpe, const __nv_bfloat16* dout, const int32_t* tokens,
+                             int B, int T, int C, int Vp, cudaStream_t stream = 0);
 
 }  // namespace tt::kernels
 #endif  // TOPOTRAIN_HAVE_CUDA

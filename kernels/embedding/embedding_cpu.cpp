@@ -10,8 +10,7 @@
 
 namespace tt::kernels {
 
-void embedding_forward_cpu(float* out, const int32_t* tokens, const float* wte, const float* wpe,
-                           int B, int T, int C) {
+void embedding_forward_cpu(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B, int T, int C) {
   const int64_t rows = static_cast<int64_t>(B) * T;
   for (int64_t r = 0; r < rows; ++r)
     TT_ASSERT(tokens[r] >= 0, "embedding: negative token ", tokens[r], " at position ", r);
@@ -26,8 +25,7 @@ void embedding_forward_cpu(float* out, const int32_t* tokens, const float* wte, 
   }
 }
 
-void embedding_backward_cpu(float* dwte, float* dwpe, const float* dout, const int32_t* tokens,
-                            int B, int T, int C) {
+void embedding_backward_cpu(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B, int T, int C) {
   if (dwpe != nullptr) {
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < T; ++t) {

@@ -52,8 +52,7 @@ __global__ void layernorm_forward_kernel(T* __restrict__ out, float* __restrict_
   }
   const float s = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(C) + kLayerNormEps);
   T* o = out + off;
-  for (int i = lane; i < C; i += 32)
-    o[i] = from_f32<T>((to_f32(x[i]) - m) * s * to_f32(weight[i]) + to_f32(bias[i]));
+  for (int i = lane; i < C; i += 32) o[i] = from_f32<T>((to_f32(x[i]) - m) * s * to_f32(weight[i]) + to_f32(bias[i]));
   if (lane == 0) {
     if (mean != nullptr) mean[row] = m;
     if (rstd != nullptr) rstd[row] = s;
@@ -63,8 +62,8 @@ __global__ void layernorm_forward_kernel(T* __restrict__ out, float* __restrict_
 template <typename T>
 __global__ void layernorm_backward_input_kernel(T* __restrict__ dinp, const T* __restrict__ dout,
                                                 const T* __restrict__ inp, const T* __restrict__ weight,
-                                                const float* __restrict__ mean, const float* __restrict__ rstd,
-                                                int N, int C) {
+                                                const float* __restrict__ mean, const float* __restrict__ rstd, int N,
+                                                int C) {
   const int lane = threadIdx.x % 32;
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   if (row >= N) return;
@@ -106,8 +105,8 @@ void forward_impl(T* out, float* mean, float* rstd, T* residual, const T* inp1, 
                   const T* bias, int N, int C, cudaStream_t stream) {
   if (N <= 0 || C <= 0) return;
   const unsigned blocks = static_cast<unsigned>(cuda::ceil_div(N, kWarpsPerBlock));
-  layernorm_forward_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(out, mean, rstd, residual, inp1, inp2,
-                                                                        weight, bias, N, C);
+  layernorm_forward_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(out, mean, rstd, residual, inp1, inp2, weight,
+                                                                       bias, N, C);
   TT_CUDA_LAUNCH_CHECK();
 }
 
@@ -117,8 +116,8 @@ void backward_impl(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, c
   if (N <= 0 || C <= 0) return;
   if (dinp != nullptr) {
     const unsigned blocks = static_cast<unsigned>(cuda::ceil_div(N, kWarpsPerBlock));
-    layernorm_backward_input_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(dinp, dout, inp, weight, mean,
-                                                                                 rstd, N, C);
+    layernorm_backward_input_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(dinp, dout, inp, weight, mean, rstd, N,
+                                                                                C);
     TT_CUDA_LAUNCH_CHECK();
   }
   if (dweight == nullptr && dbias == nullptr) return;
@@ -141,13 +140,13 @@ void layernorm_forward_cuda(float* out, float* mean, float* rstd, const float* i
                             const float* bias, int N, int C, cudaStream_t stream) {
   forward_impl<float>(out, mean, rstd, nullptr, inp, nullptr, weight, bias, N, C, stream);
 }
-void layernorm_forward_cuda(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* weight,
-                            const bf16* bias, int N, int C, cudaStream_t stream) {
+void layernorm_forward_cuda(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* weight, const bf16* bias,
+                            int N, int C, cudaStream_t stream) {
   forward_impl<bf16>(out, mean, rstd, nullptr, inp, nullptr, weight, bias, N, C, stream);
 }
-void fused_residual_layernorm_forward_cuda(float* residual, float* out, float* mean, float* rstd,
-                                           const float* inp1, const float* inp2, const float* weight,
-                                           const float* bias, int N, int C, cudaStream_t stream) {
+void fused_residual_layernorm_forward_cuda(float* residual, float* out, float* mean, float* rstd, const float* inp1,
+                                           const float* inp2, const float* weight, const float* bias, int N, int C,
+                                           cudaStream_t stream) {
   forward_impl<float>(out, mean, rstd, residual, inp1, inp2, weight, bias, N, C, stream);
 }
 void fused_residual_layernorm_forward_cuda(bf16* residual, bf16* out, float* mean, float* rstd, const bf16* inp1,

@@ -10,13 +10,12 @@ namespace tt::kernels {
 constexpr float kLayerNormEps = 1e-5f;
 
 // out[N,C] = (inp - mean) * rstd * weight + bias; mean[N], rstd[N] are written for backward.
-void layernorm_forward_cpu(float* out, float* mean, float* rstd, const float* inp,
-                           const float* weight, const float* bias, int N, int C);
+void layernorm_forward_cpu(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                           const float* bias, int N, int C);
 
 // Accumulates dinp[N,C], dweight[C], dbias[C] given dout[N,C] and the saved mean/rstd.
-void layernorm_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout,
-                            const float* inp, const float* weight, const float* mean,
-                            const float* rstd, int N, int C);
+void layernorm_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                            const float* weight, const float* mean, const float* rstd, int N, int C);
 
 }  // namespace tt::kernels
 
@@ -41,13 +40,13 @@ void layernorm_forward_cuda(__nv_bfloat16* out, float* mean, float* rstd, const 
 // Fused residual + LayerNorm, one pass over the row: residual[N,C] = inp1 + inp2 (rounded to the
 // storage type), out = LayerNorm(residual) computed from the STORED residual values, mean/rstd as
 // above. `residual` may alias inp1 or inp2 (in-place residual stream); out must not alias any input.
-void fused_residual_layernorm_forward_cuda(float* residual, float* out, float* mean, float* rstd,
-                                           const float* inp1, const float* inp2, const float* weight,
-                                           const float* bias, int N, int C, cudaStream_t stream = 0);
-void fused_residual_layernorm_forward_cuda(__nv_bfloat16* residual, __nv_bfloat16* out, float* mean,
-                                           float* rstd, const __nv_bfloat16* inp1, const __nv_bfloat16* inp2,
-                                           const __nv_bfloat16* weight, const __nv_bfloat16* bias, int N,
-                                           int C, cudaStream_t stream = 0);
+void fused_residual_layernorm_forward_cuda(float* residual, float* out, float* mean, float* rstd, const float* inp1,
+                                           const float* inp2, const float* weight, const float* bias, int N, int C,
+                                           cudaStream_t stream = 0);
+void fused_residual_layernorm_forward_cuda(__nv_bfloat16* residual, __nv_bfloat16* out, float* mean, float* rstd,
+                                           const __nv_bfloat16* inp1, const __nv_bfloat16* inp2,
+                                           const __nv_bfloat16* weight, const __nv_bfloat16* bias, int N, int C,
+                                           cudaStream_t stream = 0);
 
 void layernorm_backward_cuda(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                              const float* weight, const float* mean, const float* rstd, int N, int C,

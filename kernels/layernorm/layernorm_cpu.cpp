@@ -10,8 +10,8 @@
 
 namespace tt::kernels {
 
-void layernorm_forward_cpu(float* out, float* mean, float* rstd, const float* inp,
-                           const float* weight, const float* bias, int N, int C) {
+void layernorm_forward_cpu(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                           const float* bias, int N, int C) {
   const float inv_c = 1.0f / static_cast<float>(C);
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
@@ -35,9 +35,8 @@ void layernorm_forward_cpu(float* out, float* mean, float* rstd, const float* in
   }
 }
 
-void layernorm_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout,
-                            const float* inp, const float* weight, const float* mean,
-                            const float* rstd, int N, int C) {
+void layernorm_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                            const float* weight, const float* mean, const float* rstd, int N, int C) {
   const float inv_c = 1.0f / static_cast<float>(C);
   if (dinp != nullptr) {
 #pragma omp parallel for schedule(static)

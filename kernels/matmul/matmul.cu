@@ -10,8 +10,6 @@
 // one small kernel adds into the caller's gradient. Every fused configuration has an unfused
 // fallback, taken when cuBLASLt has no algorithm for it (e.g. an aux leading dimension not a
 // multiple of 8) or when fusion is switched off.
-#include "kernels/matmul/matmul.h"
-
 #include <cublasLt.h>
 
 #include <atomic>
@@ -23,15 +21,16 @@
 #include "kernels/common/cuda_common.cuh"
 #include "kernels/common/cuda_scratch.cuh"
 #include "kernels/gelu/gelu.h"
+#include "kernels/matmul/matmul.h"
 
-#define TT_CUBLASLT_CHECK(call)                                                                    \
-  do {                                                                                             \
-    cublasStatus_t tt_st_ = (call);                                                                \
-    if (tt_st_ != CUBLAS_STATUS_SUCCESS)                                                           \
-      throw ::tt::Error(::tt::ErrorKind::kRuntime,                                                 \
-                        ::tt::str(#call, " failed: ", cublasLtGetStatusName(tt_st_), " (",         \
-                                  cublasLtGetStatusString(tt_st_), ")"),                           \
-                        ::tt::str(__FILE__, ":", __LINE__));                                       \
+#define TT_CUBLASLT_CHECK(call)                                                                                     \
+  do {                                                                                                              \
+    cublasStatus_t tt_st_ = (call);                                                                                 \
+    if (tt_st_ != CUBLAS_STATUS_SUCCESS)                                                                            \
+      throw ::tt::Error(                                                                                            \
+          ::tt::ErrorKind::kRuntime,                                                                                \
+          ::tt::str(#call, " failed: ", cublasLtGetStatusName(tt_st_), " (", cublasLtGetStatusString(tt_st_), ")"), \
+          ::tt::str(__FILE__, ":", __LINE__));                                                                      \
   } while (0)
 
 namespace tt::kernels {
@@ -336,24 +335,24 @@ void matmul_backward_cuda(float* dinp, float* dweight, float* dbias, const float
                           const float* weight, int M, int K, int N, cudaStream_t stream) {
   backward(dinp, dweight, dbias, dout, inp, weight, M, K, N, stream);
 }
-void matmul_backward_cuda(bf16* dinp, bf16* dweight, bf16* dbias, const bf16* dout, const bf16* inp,
-                          const bf16* weight, int M, int K, int N, cudaStream_t stream) {
+void matmul_backward_cuda(bf16* dinp, bf16* dweight, bf16* dbias, const bf16* dout, const bf16* inp, const bf16* weight,
+                          int M, int K, int N, cudaStream_t stream) {
   backward(dinp, dweight, dbias, dout, inp, weight, M, K, N, stream);
 }
 void matmul_gelu_forward_cuda(float* out, float* pre_gelu, const float* inp, const float* weight, const float* bias,
                               int M, int K, int N, cudaStream_t stream) {
   gelu_forward(out, pre_gelu, inp, weight, bias, M, K, N, stream);
 }
-void matmul_gelu_forward_cuda(bf16* out, bf16* pre_gelu, const bf16* inp, const bf16* weight, const bf16* bias,
-                              int M, int K, int N, cudaStream_t stream) {
+void matmul_gelu_forward_cuda(bf16* out, bf16* pre_gelu, const bf16* inp, const bf16* weight, const bf16* bias, int M,
+                              int K, int N, cudaStream_t stream) {
   gelu_forward(out, pre_gelu, inp, weight, bias, M, K, N, stream);
 }
 void matmul_dgelu_backward_cuda(float* dpre, float* dbias_pre, const float* dout, const float* weight,
                                 const float* pre_gelu, int M, int K, int N, cudaStream_t stream) {
   dgelu_backward(dpre, dbias_pre, dout, weight, pre_gelu, M, K, N, stream);
 }
-void matmul_dgelu_backward_cuda(bf16* dpre, bf16* dbias_pre, const bf16* dout, const bf16* weight,
-                                const bf16* pre_gelu, int M, int K, int N, cudaStream_t stream) {
+void matmul_dgelu_backward_cuda(bf16* dpre, bf16* dbias_pre, const bf16* dout, const bf16* weight, const bf16* pre_gelu,
+                                int M, int K, int N, cudaStream_t stream) {
   dgelu_backward(dpre, dbias_pre, dout, weight, pre_gelu, M, K, N, stream);
 }
 

@@ -10,13 +10,12 @@
 namespace tt::kernels {
 
 // out[M,N] = inp[M,K] · weight[N,K]ᵀ (+ bias[N] when bias != nullptr). Overwrites out.
-void matmul_forward_cpu(float* out, const float* inp, const float* weight, const float* bias, int M,
-                        int K, int N);
+void matmul_forward_cpu(float* out, const float* inp, const float* weight, const float* bias, int M, int K, int N);
 
 // dinp[M,K] += dout[M,N] · weight[N,K];  dweight[N,K] += doutᵀ · inp;  dbias[N] += Σ_rows dout.
 // Any of dinp, dweight, dbias may be nullptr.
-void matmul_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout,
-                         const float* inp, const float* weight, int M, int K, int N);
+void matmul_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                         const float* weight, int M, int K, int N);
 
 }  // namespace tt::kernels
 
@@ -45,9 +44,9 @@ void matmul_forward_cuda(__nv_bfloat16* out, const __nv_bfloat16* inp, const __n
 
 void matmul_backward_cuda(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                           const float* weight, int M, int K, int N, cudaStream_t stream = 0);
-void matmul_backward_cuda(__nv_bfloat16* dinp, __nv_bfloat16* dweight, __nv_bfloat16* dbias,
-                          const __nv_bfloat16* dout, const __nv_bfloat16* inp, const __nv_bfloat16* weight, int M,
-                          int K, int N, cudaStream_t stream = 0);
+void matmul_backward_cuda(__nv_bfloat16* dinp, __nv_bfloat16* dweight, __nv_bfloat16* dbias, const __nv_bfloat16* dout,
+                          const __nv_bfloat16* inp, const __nv_bfloat16* weight, int M, int K, int N,
+                          cudaStream_t stream = 0);
 
 // Linear layer followed by GELU (GPT-2's c_fc): pre_gelu[M,N] = inp · weightᵀ (+ bias) and
 // out[M,N] = gelu(pre_gelu), both OVERWRITTEN (CUBLASLT_EPILOGUE_GELU_AUX_BIAS). Same as

@@ -11,8 +11,7 @@
 
 namespace tt::kernels {
 
-void matmul_forward_cpu(float* out, const float* inp, const float* weight, const float* bias, int M,
-                        int K, int N) {
+void matmul_forward_cpu(float* out, const float* inp, const float* weight, const float* bias, int M, int K, int N) {
   if (M <= 0 || N <= 0) return;
   float beta = 0.0f;
   if (bias != nullptr) {
@@ -24,21 +23,18 @@ void matmul_forward_cpu(float* out, const float* inp, const float* weight, const
     if (bias == nullptr) std::memset(out, 0, sizeof(float) * static_cast<size_t>(M) * N);
     return;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, weight, K, beta, out,
-              N);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, weight, K, beta, out, N);
 }
 
-void matmul_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout,
-                         const float* inp, const float* weight, int M, int K, int N) {
+void matmul_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                         const float* weight, int M, int K, int N) {
   if (M <= 0 || N <= 0) return;
   if (K > 0) {
     if (dinp != nullptr) {  // [M,K] += [M,N] · [N,K]
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, weight, K,
-                  1.0f, dinp, K);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, weight, K, 1.0f, dinp, K);
     }
     if (dweight != nullptr) {  // [N,K] += [M,N]ᵀ · [M,K]
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K, 1.0f,
-                  dweight, K);
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dweight, K);
     }
   }
   if (dbias != nullptr) {

@@ -35,9 +35,9 @@ __device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) softmax_cross_entropy_kernel(float* losses, T* dlogits, const T* logits,
-                                                                         const int32_t* targets, int V, int Vp,
-                                                                         float dloss) {
+__global__ void __launch_bounds__(kThreads)
+    softmax_cross_entropy_kernel(float* losses, T* dlogits, const T* logits, const int32_t* targets, int V, int Vp,
+                                 float dloss) {
   __shared__ MaxSum warp_partials[32];
   __shared__ MaxSum total;
   __shared__ float x_target_shared;
@@ -95,8 +95,8 @@ void launch(float* losses, T* dlogits, const T* logits, const int32_t* targets, 
             cudaStream_t stream) {
   TT_ASSERT(V > 0 && V <= Vp, "softmax_cross_entropy: V=", V, " Vp=", Vp);
   if (N <= 0 || (losses == nullptr && dlogits == nullptr)) return;
-  softmax_cross_entropy_kernel<<<static_cast<unsigned>(N), kThreads, 0, stream>>>(losses, dlogits, logits, targets,
-                                                                                  V, Vp, dloss);
+  softmax_cross_entropy_kernel<<<static_cast<unsigned>(N), kThreads, 0, stream>>>(losses, dlogits, logits, targets, V,
+                                                                                  Vp, dloss);
   TT_CUDA_LAUNCH_CHECK();
 }
 
@@ -106,8 +106,8 @@ void softmax_cross_entropy_cuda(float* losses, float* dlogits, const float* logi
                                 int V, int Vp, float dloss, cudaStream_t stream) {
   launch(losses, dlogits, logits, targets, N, V, Vp, dloss, stream);
 }
-void softmax_cross_entropy_cuda(float* losses, bf16* dlogits, const bf16* logits, const int32_t* targets, int N,
-                                int V, int Vp, float dloss, cudaStream_t stream) {
+void softmax_cross_entropy_cuda(float* losses, bf16* dlogits, const bf16* logits, const int32_t* targets, int N, int V,
+                                int Vp, float dloss, cudaStream_t stream) {
   launch(losses, dlogits, logits, targets, N, V, Vp, dloss, stream);
 }
 

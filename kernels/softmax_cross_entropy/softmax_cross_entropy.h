@@ -12,8 +12,8 @@ namespace tt::kernels {
 // When dlogits != nullptr it is OVERWRITTEN: dlogits[n,j] = (softmax_j - [j == target]) * dloss for
 // j < V and 0 for V <= j < Vp. dloss is the gradient of the final loss w.r.t. each losses[n]
 // (1/N for a mean). dlogits may equal logits.
-void softmax_cross_entropy_cpu(float* losses, float* dlogits, const float* logits,
-                               const int32_t* targets, int N, int V, int Vp, float dloss);
+void softmax_cross_entropy_cpu(float* losses, float* dlogits, const float* logits, const int32_t* targets, int N, int V,
+                               int Vp, float dloss);
 
 }  // namespace tt::kernels
 
@@ -31,8 +31,7 @@ namespace tt::kernels {
 void softmax_cross_entropy_cuda(float* losses, float* dlogits, const float* logits, const int32_t* targets, int N,
                                 int V, int Vp, float dloss, cudaStream_t stream = 0);
 void softmax_cross_entropy_cuda(float* losses, __nv_bfloat16* dlogits, const __nv_bfloat16* logits,
-                                const int32_t* targets, int N, int V, int Vp, float dloss,
-                                cudaStream_t stream = 0);
+                                const int32_t* targets, int N, int V, int Vp, float dloss, cudaStream_t stream = 0);
 
 }  // namespace tt::kernels
 #endif  // TOPOTRAIN_HAVE_CUDA

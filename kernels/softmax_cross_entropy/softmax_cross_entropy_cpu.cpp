@@ -10,12 +10,12 @@
 
 namespace tt::kernels {
 
-void softmax_cross_entropy_cpu(float* losses, float* dlogits, const float* logits,
-                               const int32_t* targets, int N, int V, int Vp, float dloss) {
+void softmax_cross_entropy_cpu(float* losses, float* dlogits, const float* logits, const int32_t* targets, int N, int V,
+                               int Vp, float dloss) {
   TT_ASSERT(V > 0 && V <= Vp, "softmax_cross_entropy: V=", V, " Vp=", Vp);
   for (int n = 0; n < N; ++n) {
-    TT_ASSERT(targets[n] >= 0 && targets[n] < V, "softmax_cross_entropy: target ", targets[n],
-              " at row ", n, " outside [0, ", V, ")");
+    TT_ASSERT(targets[n] >= 0 && targets[n] < V, "softmax_cross_entropy: target ", targets[n], " at row ", n,
+              " outside [0, ", V, ")");
   }
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
@@ -41,8 +41,7 @@ void softmax_cross_entropy_cpu(float* losses, float* dlogits, const float* logit
     } else {
       for (int j = 0; j < V; ++j) sum += std::exp(x[j] - maxv);
     }
-    if (losses != nullptr)
-      losses[n] = static_cast<float>(std::log(sum) - static_cast<double>(x_target - maxv));
+    if (losses != nullptr) losses[n] = static_cast<float>(std::log(sum) - static_cast<double>(x_target - maxv));
   }
 }
 

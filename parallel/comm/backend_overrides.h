@@ -9,17 +9,17 @@
 
 #include "parallel/comm/communicator.h"
 
-#define TT_COMMUNICATOR_BACKEND_OVERRIDES                                                                      \
-  std::shared_ptr<Work> all_reduce(void* buf, int64_t count, DType dtype, ReduceOp op) override;               \
-  std::shared_ptr<Work> reduce_scatter(const void* send, void* recv, int64_t recv_count, DType dtype,          \
-                                       ReduceOp op) override;                                                   \
-  std::shared_ptr<Work> all_gather(const void* send, void* recv, int64_t send_count, DType dtype) override;    \
-  std::shared_ptr<Work> broadcast(void* buf, int64_t count, DType dtype, int root) override;                   \
-  std::shared_ptr<Work> barrier() override;                                                                     \
-  std::shared_ptr<Work> reduce_scatter_v(const void* send, void* recv, const std::vector<int64_t>& counts,     \
-                                         DType dtype, ReduceOp op) override;                                    \
-  std::shared_ptr<Work> all_gather_v(const void* send, void* recv, const std::vector<int64_t>& counts,         \
-                                     DType dtype) override;                                                     \
+#define TT_COMMUNICATOR_BACKEND_OVERRIDES                                                                           \
+  std::shared_ptr<Work> all_reduce(void* buf, int64_t count, DType dtype, ReduceOp op) override;                    \
+  std::shared_ptr<Work> reduce_scatter(const void* send, void* recv, int64_t recv_count, DType dtype, ReduceOp op)  \
+      override;                                                                                                     \
+  std::shared_ptr<Work> all_gather(const void* send, void* recv, int64_t send_count, DType dtype) override;         \
+  std::shared_ptr<Work> broadcast(void* buf, int64_t count, DType dtype, int root) override;                        \
+  std::shared_ptr<Work> barrier() override;                                                                         \
+  std::shared_ptr<Work> reduce_scatter_v(const void* send, void* recv, const std::vector<int64_t>& counts,          \
+                                         DType dtype, ReduceOp op) override;                                        \
+  std::shared_ptr<Work> all_gather_v(const void* send, void* recv, const std::vector<int64_t>& counts, DType dtype) \
+      override;                                                                                                     \
   [[noreturn]] void abort(int exit_code, const std::string& reason) override;
 
 #define TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE \

@@ -27,31 +27,44 @@ namespace tt::parallel {
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kAvg: return "avg";
-    case ReduceOp::kMax: return "max";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kAvg:
+      return "avg";
+    case ReduceOp::kMax:
+      return "max";
   }
   return "?";
 }
 
 const char* work_status_name(WorkStatus s) {
   switch (s) {
-    case WorkStatus::kPending: return "pending";
-    case WorkStatus::kCompleted: return "completed";
-    case WorkStatus::kFailed: return "failed";
-    case WorkStatus::kTimedOut: return "timed out";
+    case WorkStatus::kPending:
+      return "pending";
+    case WorkStatus::kCompleted:
+      return "completed";
+    case WorkStatus::kFailed:
+      return "failed";
+    case WorkStatus::kTimedOut:
+      return "timed out";
   }
   return "?";
 }
 
 const char* collective_name(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::kAllReduce: return "all_reduce";
-    case CollectiveKind::kReduceScatter: return "reduce_scatter";
-    case CollectiveKind::kAllGather: return "all_gather";
-    case CollectiveKind::kBroadcast: return "broadcast";
-    case CollectiveKind::kBarrier: return "barrier";
-    case CollectiveKind::kAllToAll: return "all_to_all";
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+    case CollectiveKind::kBarrier:
+      return "barrier";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
   }
   return "?";
 }
@@ -76,14 +89,19 @@ bool reducible_dtype(DType dtype) {
 std::string CollectiveFingerprint::str() const {
   std::string s = collective_name(kind);
   switch (kind) {
-    case CollectiveKind::kBarrier: break;
+    case CollectiveKind::kBarrier:
+      break;
     case CollectiveKind::kAllReduce:
     case CollectiveKind::kReduceScatter:
       s += tt::str("(", count, " ", dtype_name(dtype), ", ", reduce_op_name(ReduceOp(op_or_root)), ")");
       break;
-    case CollectiveKind::kBroadcast: s += tt::str("(", count, " ", dtype_name(dtype), ", root ", op_or_root, ")"); break;
+    case CollectiveKind::kBroadcast:
+      s += tt::str("(", count, " ", dtype_name(dtype), ", root ", op_or_root, ")");
+      break;
     case CollectiveKind::kAllGather:
-    case CollectiveKind::kAllToAll: s += tt::str("(", count, " ", dtype_name(dtype), ")"); break;
+    case CollectiveKind::kAllToAll:
+      s += tt::str("(", count, " ", dtype_name(dtype), ")");
+      break;
   }
   return s + tt::str(" #", seq);
 }

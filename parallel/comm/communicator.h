@@ -92,7 +92,7 @@ class Communicator {
   virtual int size() const = 0;
   virtual int local_rank() const = 0;  // rank among the processes on this node
   virtual int local_size() const = 0;
-  virtual int node() const = 0;        // 0 .. num_nodes()-1, ordered by the lowest world rank on each node
+  virtual int node() const = 0;  // 0 .. num_nodes()-1, ordered by the lowest world rank on each node
   virtual int num_nodes() const = 0;
   virtual std::string backend() const = 0;  // "mpi", "local"
 

@@ -31,6 +31,7 @@ struct BucketCaps {
 std::vector<Bucket> assign_buckets(const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges, size_t elem_bytes,
                                    const BucketCaps& caps);
 
-std::string describe_buckets(const std::vector<Bucket>& buckets, size_t elem_bytes);  // "12 buckets, 1.0 MiB … 24.8 MiB"
+std::string describe_buckets(const std::vector<Bucket>& buckets,
+                             size_t elem_bytes);  // "12 buckets, 1.0 MiB … 24.8 MiB"
 
 }  // namespace tt::parallel

@@ -20,18 +20,24 @@ GradCompression parse_grad_compression(const std::string& name) {
 
 const char* grad_compression_name(GradCompression c) {
   switch (c) {
-    case GradCompression::kNone: return "none";
-    case GradCompression::kBf16: return "bf16";
-    case GradCompression::kInt8: return "int8";
+    case GradCompression::kNone:
+      return "none";
+    case GradCompression::kBf16:
+      return "bf16";
+    case GradCompression::kInt8:
+      return "int8";
   }
   return "?";
 }
 
 size_t compressed_bytes(int64_t n, GradCompression c) {
   switch (c) {
-    case GradCompression::kNone: return size_t(n) * 4;
-    case GradCompression::kBf16: return size_t(n) * 2;
-    case GradCompression::kInt8: return size_t(n) + size_t((n + kInt8Block - 1) / kInt8Block) * 4;
+    case GradCompression::kNone:
+      return size_t(n) * 4;
+    case GradCompression::kBf16:
+      return size_t(n) * 2;
+    case GradCompression::kInt8:
+      return size_t(n) + size_t((n + kInt8Block - 1) / kInt8Block) * 4;
   }
   return 0;
 }
@@ -57,9 +63,7 @@ std::vector<int64_t> chunk_bounds(int64_t n, int parts) {
 // written with memcpy: payload slots need not be 4-byte aligned.
 namespace {
 
-inline int8_t quantise(float x, float inv) {
-  return int8_t(std::clamp(std::nearbyint(x * inv), -127.0f, 127.0f));
-}
+inline int8_t quantise(float x, float inv) { return int8_t(std::clamp(std::nearbyint(x * inv), -127.0f, 127.0f)); }
 
 // Block b of an int8 payload: absmax over g[lo, hi) -> scale; q <- Q(g); returns the scale.
 inline float quantise_block(const float* g, int64_t lo, int64_t hi, int8_t* q) {

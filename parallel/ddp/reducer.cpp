@@ -10,13 +10,12 @@
 namespace tt::parallel {
 
 namespace {
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
-GradReducer::GradReducer(Communicator& comm, Tensor grads, const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges,
-                         int zero_stage, const BucketCaps& caps, GradCompression compression, bool error_feedback)
+GradReducer::GradReducer(Communicator& comm, Tensor grads,
+                         const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges, int zero_stage,
+                         const BucketCaps& caps, GradCompression compression, bool error_feedback)
     : comm_(comm), grads_(std::move(grads)), zero_stage_(zero_stage), compression_(compression) {
   TT_ASSERT(zero_stage >= 0 && zero_stage <= 2, "zero_stage ", zero_stage);
   buckets_ = assign_buckets(tensor_ranges, sizeof(float), caps);
@@ -72,8 +71,8 @@ void GradReducer::begin_backward(int micro, int accum_steps) {
 }
 
 void GradReducer::on_grads_ready(int64_t begin, int64_t end) {
-  TT_ASSERT(end == ready_from_, "gradient ranges must arrive in decreasing order: got [", begin, ", ", end,
-            ") after ", ready_from_);
+  TT_ASSERT(end == ready_from_, "gradient ranges must arrive in decreasing order: got [", begin, ", ", end, ") after ",
+            ready_from_);
   ready_from_ = begin;
   if (!communicate_) return;
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].begin >= ready_from_) launch(next_bucket_++);
@@ -140,7 +139,8 @@ void GradReducer::finish_backward() {
     const float* in = shard_recv_.data<float>();
     const int64_t n = shard_.size();
     // The first micro-step overwrites the shard, later ones accumulate into it.
-    if (first_micro_) std::memcpy(acc, in, size_t(n) * sizeof(float));
+    if (first_micro_)
+      std::memcpy(acc, in, size_t(n) * sizeof(float));
     else
       for (int64_t i = 0; i < n; ++i) acc[i] += in[i];
     grads_.fill_zero();  // reduced gradients now live only in the shard
@@ -168,8 +168,7 @@ void GradReducer::finish_compressed(std::vector<std::pair<double, double>>& span
       std::fill(acc, acc + len, 0.0f);
       const uint8_t* copies = recv_.data() + l.offset;
       for (int r = 0; r < world; ++r) decompress_add(copies + size_t(r) * l.chunk_bytes, len, compression_, inv, acc);
-      float* owner_residual =
-          residual_.defined() ? residual_.data<float>() + grads_.numel() + l.owner_offset : nullptr;
+      float* owner_residual = residual_.defined() ? residual_.data<float>() + grads_.numel() + l.owner_offset : nullptr;
       compress_with_feedback(acc, owner_residual, len, compression_, mine);
     }
     gathered_at.push_back(now_s());

@@ -96,12 +96,12 @@ class GradReducer {
   Shard shard_;
   Tensor shard_grads_, shard_recv_;  // stage 1/2 only
   GradCompression compression_;
-  Tensor residual_;                     // error feedback: full buffer, then the owner slots
-  std::vector<ChunkLayout> layout_;     // per bucket
+  Tensor residual_;                  // error feedback: full buffer, then the owner slots
+  std::vector<ChunkLayout> layout_;  // per bucket
   // Compressed payloads, rank-major slots of chunk_bytes. send_: this rank's chunk r in slot r, then
   // (the all_gather's destination) rank r's reduced chunk r; recv_: rank r's copy of my chunk.
   std::vector<uint8_t> send_, recv_;
-  std::vector<float> owner_acc_;        // the average of my chunk (largest chunk of any bucket)
+  std::vector<float> owner_acc_;  // the average of my chunk (largest chunk of any bucket)
   bool communicate_ = true, first_micro_ = true;
   size_t next_bucket_ = 0;
   int64_t ready_from_ = 0;

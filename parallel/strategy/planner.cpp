@@ -127,11 +127,11 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
       jobs.push_back({ready[i], link + codec});
     }
     const Algorithm gather_algo = shape == Algorithm::kTree ? Algorithm::kRing : shape;
-    const double param_gather = zero_stage >= 1
-                                    ? cost::collective_cost(Collective::kAllGather, gather_algo,
-                                                            double(model.num_params) * param_gather_bytes(model, cluster), cluster)
-                                          .total_s()
-                                    : 0.0;
+    const double param_gather =
+        zero_stage >= 1 ? cost::collective_cost(Collective::kAllGather, gather_algo,
+                                                double(model.num_params) * param_gather_bytes(model, cluster), cluster)
+                              .total_s()
+                        : 0.0;
     const double link_free = zero_stage == 3 ? param_gather : 0.0;  // backward's re-gather goes first
     const auto sched = cost::simulate_serial_link(jobs, bwd_micro, link_free);
     const int comm_micros = zero_stage >= 2 ? accum : 1;
@@ -316,11 +316,12 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
     const Candidate whole_buckets =
         evaluate_candidate(cluster, model, plan.compute, p->bucket_mb, p->payload, Algorithm::kRing, 0,
                            plan.memory_limit_bytes, CompressedAllReduce::kAllGather);
-    plan.notes.push_back(str("compressed all-reduce priced as GradReducer runs it: an all_to_all of compressed chunks, "
-                             "then GradReducer all-gathers the re-compressed reduced chunks (2(n-1)/n of the "
-                             "compressed bucket per rank); all-gathering whole compressed buckets would predict ",
-                             format_seconds(whole_buckets.step_s), "/step (", format_seconds(whole_buckets.exposed_s),
-                             " exposed; --compressed-all-reduce allgather)"));
+    plan.notes.push_back(
+        str("compressed all-reduce priced as GradReducer runs it: an all_to_all of compressed chunks, "
+            "then GradReducer all-gathers the re-compressed reduced chunks (2(n-1)/n of the "
+            "compressed bucket per rank); all-gathering whole compressed buckets would predict ",
+            format_seconds(whole_buckets.step_s), "/step (", format_seconds(whole_buckets.exposed_s),
+            " exposed; --compressed-all-reduce allgather)"));
   }
   if (p && p->shape == Algorithm::kHierarchical)
     plan.notes.push_back(

@@ -41,11 +41,11 @@ struct ProbeOptions {
 // ranks together (bytes = the whole buffer: reduce_scatter's send, all_gather's receive buffer,
 // rounded down to a multiple of 4·ranks); reduce_scatter / all_gather are fitted like all_reduce
 // into Topology.collective_fits (inter-node figures with several nodes, intra-node for CPU ranks
-// on one node, none for GPU nodes, whose intra figure comes from the GPU links); with several nodes the world all-reduce is bounded by the network and is reported
-// as the inter-node figure, and the intra-node busbw then comes from the GPU links (or stays 0 for
-// CPU ranks: the Communicator has no per-node sub-communicator to time it). Throws tt::Error on a
-// CUDA failure (on a node leader only: its peers then wait for the collective timeout unless the
-// caller ends the job, as launch/'s run_on_all_ranks does) or a collective timeout.
+// on one node, none for GPU nodes, whose intra figure comes from the GPU links); with several nodes the world
+// all-reduce is bounded by the network and is reported as the inter-node figure, and the intra-node busbw then comes
+// from the GPU links (or stays 0 for CPU ranks: the Communicator has no per-node sub-communicator to time it). Throws
+// tt::Error on a CUDA failure (on a node leader only: its peers then wait for the collective timeout unless the caller
+// ends the job, as launch/'s run_on_all_ranks does) or a collective timeout.
 Topology probe_topology(parallel::Communicator& comm, const ProbeOptions& opts = {});
 
 // ---- The pure steps of probe_topology, exposed so GPU and multi-node cases are tested on data ----

@@ -299,8 +299,12 @@ std::string describe_topology(const Topology& t) {
 
   if (t.measurements_size() > 0) {
     const CollectiveMeasurement& m0 = t.measurements(0);
-    os << "measured " << (t.measurements_size() > 1 && t.measurements(t.measurements_size() - 1).op() != m0.op() ? std::string("collectives") : m0.op()) << " through the " << (m0.backend().empty() ? "?" : m0.backend()) << " communicator, "
-       << m0.ranks() << " rank(s) (slowest rank's mean):\n";
+    os << "measured "
+       << (t.measurements_size() > 1 && t.measurements(t.measurements_size() - 1).op() != m0.op()
+               ? std::string("collectives")
+               : m0.op())
+       << " through the " << (m0.backend().empty() ? "?" : m0.backend()) << " communicator, " << m0.ranks()
+       << " rank(s) (slowest rank's mean):\n";
     char line[160];
     std::snprintf(line, sizeof(line), "  %-16s %10s %12s %12s\n", "op", "size", "time(us)", "busbw(GB/s)");
     os << line;

@@ -110,8 +110,7 @@ TEST(CheckpointIo, MissingSectionAndShapeMismatchAreExplained) {
   const std::string path = dir.file("a.ckpt");
   write_sample(path);
   CheckpointReader r(path);
-  expect_error([&] { r.bytes("adam_m"); }, ErrorKind::kCheckpoint,
-               {"adam_m", "config, model, empty, meta", path});
+  expect_error([&] { r.bytes("adam_m"); }, ErrorKind::kCheckpoint, {"adam_m", "config, model, empty, meta", path});
   std::vector<float> dst(10);
   expect_error([&] { r.copy_to("model", dst.data(), dst.size() * sizeof(float)); }, ErrorKind::kCheckpoint,
                {"'model'", "4000", "40 ", "different model shape"});

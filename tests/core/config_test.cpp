@@ -15,18 +15,18 @@ namespace {
 
 // A minimal valid config; line numbers matter to the tests below.
 const std::string kBase =
-    "model {\n"              // 1
-    "  n_layer: 2\n"         // 2
-    "  n_head: 4\n"          // 3
-    "  n_embd: 64\n"         // 4
-    "  vocab_size: 32\n"     // 5
-    "  max_seq_len: 64\n"    // 6
-    "}\n"                    // 7
-    "train {\n"              // 8
-    "  batch_size: 2\n"      // 9
-    "  seq_len: 16\n"        // 10
-    "  steps: 10\n"          // 11
-    "}\n"                    // 12
+    "model {\n"                    // 1
+    "  n_layer: 2\n"               // 2
+    "  n_head: 4\n"                // 3
+    "  n_embd: 64\n"               // 4
+    "  vocab_size: 32\n"           // 5
+    "  max_seq_len: 64\n"          // 6
+    "}\n"                          // 7
+    "train {\n"                    // 8
+    "  batch_size: 2\n"            // 9
+    "  seq_len: 16\n"              // 10
+    "  steps: 10\n"                // 11
+    "}\n"                          // 12
     "data { train: \"t.bin\" }\n"  // 13
     "optimizer { lr: 0.001 }\n";   // 14
 
@@ -160,8 +160,9 @@ TEST(Config, FillDefaultsIsIdempotentAndKeepsSetValues) {
 }
 
 TEST(Config, ExplicitZeroIsRespected) {
-  std::string text = base_with("optimizer { lr: 0.001 }", "optimizer { lr: 0.001 grad_clip: 0 beta1: 0 }\n"
-                                                         "logging { run_dir: \"\" }");
+  std::string text = base_with("optimizer { lr: 0.001 }",
+                               "optimizer { lr: 0.001 grad_clip: 0 beta1: 0 }\n"
+                               "logging { run_dir: \"\" }");
   text = text.replace(text.find("steps: 10"), 9, "steps: 10 seed: 0 log_every: 0");
   config::Config cfg = parse_config_text(text, "test.pbtxt");
   EXPECT_EQ(cfg.optimizer().grad_clip(), 0.0f);  // clipping off, not the default 1.0
@@ -313,7 +314,9 @@ TEST(Config, SeqLenAboveMaxSeqLen) {
 }
 
 TEST(Config, OtherRanges) {
-  struct Case { std::string from, to, expected; };
+  struct Case {
+    std::string from, to, expected;
+  };
   const std::vector<Case> cases = {
       {"lr: 0.001", "lr: 0.001 beta1: 1", "optimizer.beta1 must be in [0, 1) (got 1)"},
       {"lr: 0.001", "lr: 0.001 beta2: -0.5", "optimizer.beta2 must be in [0, 1) (got -0.5)"},
@@ -334,8 +337,10 @@ TEST(Config, OtherRanges) {
       {"vocab_size: 32", "vocab_size: -1", "model.vocab_size must be > 0 (got -1)"},
       {"max_seq_len: 64", "max_seq_len: 0", "model.max_seq_len must be > 0 (got 0)"},
       {"data { train: \"t.bin\" }", "data { train: \"\" }", "data.train is not set"},
-      {"data { train: \"t.bin\" }", "data { train: \"t.bin\" } checkpoint { every: -1 }", "checkpoint.every must be >= 0"},
-      {"data { train: \"t.bin\" }", "data { train: \"t.bin\" } checkpoint { keep: -1 }", "checkpoint.keep must be >= 0"},
+      {"data { train: \"t.bin\" }", "data { train: \"t.bin\" } checkpoint { every: -1 }",
+       "checkpoint.every must be >= 0"},
+      {"data { train: \"t.bin\" }", "data { train: \"t.bin\" } checkpoint { keep: -1 }",
+       "checkpoint.keep must be >= 0"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.to);
@@ -376,10 +381,10 @@ TEST(Config, ValidateConfigDirectly) {
 // ---- overrides --------------------------------------------------------------------------------
 
 TEST(Config, OverrideScalars) {
-  config::Config cfg = parse_config_text(kBase, "test.pbtxt",
-                                         {"train.steps=100", "optimizer.lr=3e-4", "data.val=some/dir/val_*.bin",
-                                          "logging.run_dir=\"runs/with space\"", "train.sample_at_end=true",
-                                          " model.n_layer = 4 ", "train.memory_budget_bytes=17179869184"});
+  config::Config cfg = parse_config_text(
+      kBase, "test.pbtxt",
+      {"train.steps=100", "optimizer.lr=3e-4", "data.val=some/dir/val_*.bin", "logging.run_dir=\"runs/with space\"",
+       "train.sample_at_end=true", " model.n_layer = 4 ", "train.memory_budget_bytes=17179869184"});
   EXPECT_EQ(cfg.train().steps(), 100);
   EXPECT_FLOAT_EQ(cfg.optimizer().lr(), 3e-4f);
   EXPECT_EQ(cfg.data().val(), "some/dir/val_*.bin");
@@ -459,8 +464,8 @@ TEST(Config, ValidationNamesTheOverride) {
 }
 
 TEST(Config, OverrideFixesAnInvalidFile) {
-  config::Config cfg = parse_config_text(base_with("seq_len: 16", "seq_len: 128"), "test.pbtxt",
-                                         {"model.max_seq_len=128"});
+  config::Config cfg =
+      parse_config_text(base_with("seq_len: 16", "seq_len: 128"), "test.pbtxt", {"model.max_seq_len=128"});
   EXPECT_EQ(cfg.model().max_seq_len(), 128);
 }
 

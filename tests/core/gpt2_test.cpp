@@ -82,7 +82,8 @@ TEST(Gpt2, WholeModelGradientMatchesFiniteDifferences) {
       const double numeric = (up - down) / (2.0 * eps);
       err2 += (analytic[size_t(i)] - numeric) * (analytic[size_t(i)] - numeric);
       ref2 += numeric * numeric;
-      EXPECT_NEAR(analytic[size_t(i)], numeric, 3e-2 * std::fabs(numeric) + 2e-4) << p.name << " element " << i - p.offset;
+      EXPECT_NEAR(analytic[size_t(i)], numeric, 3e-2 * std::fabs(numeric) + 2e-4)
+          << p.name << " element " << i - p.offset;
     }
     if (ref2 > 1e-12) EXPECT_LT(std::sqrt(err2 / ref2), 1e-2) << p.name;
   }

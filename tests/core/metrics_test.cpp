@@ -97,7 +97,7 @@ TEST(MetricsSink, ResumeDropsRecordsAfterTheStep) {
   std::string content = header;
   for (int s = 0; s <= 30; s += 10) content += step_line(s);
   content += "{\"event\":\"eval\"}\n";  // stepless record after a dropped one: dropped too
-  content += "{\"step\":40,\"lo";        // torn write
+  content += "{\"step\":40,\"lo";       // torn write
   test::write_file(path, content);
   {
     MetricsSink sink(path, 20);

@@ -1,11 +1,12 @@
 // Tensor views, allocator accounting and budget errors, dtype round trips.
+#include "core/tensor.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "core/allocator.h"
 #include "core/dtype.h"
-#include "core/tensor.h"
 
 namespace tt {
 namespace {

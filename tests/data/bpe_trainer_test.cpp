@@ -22,27 +22,26 @@
 namespace tt::data {
 namespace {
 
-using tt::test::TempDir;
 using tt::test::read_file;
+using tt::test::TempDir;
 using tt::test::write_file;
 
 // English-like text: sentences of common words, deterministic for a seed.
 std::string english_like(size_t bytes, uint32_t seed) {
   static const char* kWords[] = {
-      "the",     "of",      "and",    "to",      "in",       "a",        "is",      "that",    "for",
-      "it",      "was",     "on",     "with",    "he",       "as",       "you",     "at",      "by",
-      "this",    "from",    "they",   "we",      "say",      "her",      "she",     "or",      "an",
-      "will",    "my",      "one",    "all",     "would",    "there",    "their",   "what",    "so",
-      "up",      "out",     "if",     "about",   "who",      "get",      "which",   "go",      "me",
-      "when",    "make",    "can",    "like",    "time",     "no",       "just",    "him",     "know",
-      "take",    "people",  "into",   "year",    "your",     "good",     "some",    "could",   "them",
-      "see",     "other",   "than",   "then",    "now",      "look",     "only",    "come",    "its",
-      "over",    "think",   "also",   "back",    "after",    "use",      "two",     "how",     "our",
-      "work",    "first",   "well",   "way",     "even",     "new",      "want",    "because", "any",
-      "these",   "give",    "day",    "most",    "us",       "government", "company", "number", "group",
-      "problem", "fact",    "between", "important", "children", "question", "system", "program", "during"};
-  static const char* kSyllables[] = {"ka", "ter", "mon", "sa", "li", "ve", "dor", "pra", "ni", "sel", "tu",
-                                     "gan", "ro", "bel", "fi", "mas", "qui", "zo", "len", "har"};
+      "the",   "of",      "and",       "to",       "in",       "a",          "is",      "that",   "for",     "it",
+      "was",   "on",      "with",      "he",       "as",       "you",        "at",      "by",     "this",    "from",
+      "they",  "we",      "say",       "her",      "she",      "or",         "an",      "will",   "my",      "one",
+      "all",   "would",   "there",     "their",    "what",     "so",         "up",      "out",    "if",      "about",
+      "who",   "get",     "which",     "go",       "me",       "when",       "make",    "can",    "like",    "time",
+      "no",    "just",    "him",       "know",     "take",     "people",     "into",    "year",   "your",    "good",
+      "some",  "could",   "them",      "see",      "other",    "than",       "then",    "now",    "look",    "only",
+      "come",  "its",     "over",      "think",    "also",     "back",       "after",   "use",    "two",     "how",
+      "our",   "work",    "first",     "well",     "way",      "even",       "new",     "want",   "because", "any",
+      "these", "give",    "day",       "most",     "us",       "government", "company", "number", "group",   "problem",
+      "fact",  "between", "important", "children", "question", "system",     "program", "during"};
+  static const char* kSyllables[] = {"ka", "ter", "mon", "sa",  "li", "ve",  "dor", "pra", "ni",  "sel",
+                                     "tu", "gan", "ro",  "bel", "fi", "mas", "qui", "zo",  "len", "har"};
   std::mt19937 rng(seed);
   // Lexicon: the common words, then 3000 made-up words of 2-4 syllables; picks are skewed towards
   // the front (roughly Zipf), so there are frequent words and a long tail.
@@ -71,15 +70,37 @@ std::string english_like(size_t bytes, uint32_t seed) {
 // Text that stresses the split rules: whitespace runs, CRLF, tabs, digits, punctuation, contractions,
 // UTF-8 letters and spaces (U+00A0, U+3000), invalid UTF-8 and long lines.
 std::string tricky_text(size_t bytes, uint32_t seed) {
-  static const char* kAtoms[] = {
-      "a",   "b",    "word", " ",    "  ",  "\n",   "\n\n", "\r\n", "\t",   "x \n", "'s",   "'ll",   "don't",
-      "123", "4.5",  "!!",   "?",    "--",  " \n ", "z",    "Q",    "\n\t", "(x)", "  \n", "_",
-      "\xc3\xa9t\xc3\xa9",      // été
-      "\xc2\xa0",                // U+00A0 no-break space
-      "\xe3\x80\x80",            // U+3000 ideographic space
-      "\xff\xfe",                // invalid UTF-8
-      "\xe4\xb8\xad\xe6\x96\x87",  // 中文
-      "\xf0\x9f\x98\x80"};       // emoji
+  static const char* kAtoms[] = {"a",
+                                 "b",
+                                 "word",
+                                 " ",
+                                 "  ",
+                                 "\n",
+                                 "\n\n",
+                                 "\r\n",
+                                 "\t",
+                                 "x \n",
+                                 "'s",
+                                 "'ll",
+                                 "don't",
+                                 "123",
+                                 "4.5",
+                                 "!!",
+                                 "?",
+                                 "--",
+                                 " \n ",
+                                 "z",
+                                 "Q",
+                                 "\n\t",
+                                 "(x)",
+                                 "  \n",
+                                 "_",
+                                 "\xc3\xa9t\xc3\xa9",         // été
+                                 "\xc2\xa0",                  // U+00A0 no-break space
+                                 "\xe3\x80\x80",              // U+3000 ideographic space
+                                 "\xff\xfe",                  // invalid UTF-8
+                                 "\xe4\xb8\xad\xe6\x96\x87",  // 中文
+                                 "\xf0\x9f\x98\x80"};         // emoji
   std::mt19937 rng(seed);
   std::string out;
   while (out.size() < bytes) out += kAtoms[rng() % (sizeof(kAtoms) / sizeof(kAtoms[0]))];
@@ -331,16 +352,15 @@ TEST(BpeTrainer, DirectoriesAndJsonl) {
   TempDir dir;
   std::filesystem::create_directories(dir.file("in/sub"));
   write_file(dir.file("in/b.txt"), "hello hello\n");
-  write_file(dir.file("in/sub/a.jsonl"),
-             "{\"text\": \"world world\", \"id\": 1}\n\n{\"text\": \"hello\\nthere\"}\n");
+  write_file(dir.file("in/sub/a.jsonl"), "{\"text\": \"world world\", \"id\": 1}\n\n{\"text\": \"hello\\nthere\"}\n");
   write_file(dir.file("in/skip.md"), "ignored ignored");
   const std::vector<std::string> files = list_training_files({dir.file("in")});
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(files[0], dir.file("in/b.txt"));
   EXPECT_EQ(files[1], dir.file("in/sub/a.jsonl"));
   const PieceCounts c = count_pieces(files, {"<|endoftext|>"}, TextScanOptions());
-  const std::map<std::string, int64_t> expected = {{"hello", 2}, {" hello", 1}, {"\n", 2}, {"world", 1},
-                                                   {" world", 1}, {"there", 1}};
+  const std::map<std::string, int64_t> expected = {{"hello", 2}, {" hello", 1}, {"\n", 2},
+                                                   {"world", 1}, {" world", 1}, {"there", 1}};
   EXPECT_EQ(as_map(c), expected);
   EXPECT_EQ(c.bytes_seen, 12 + 11 + 11);
 
@@ -392,7 +412,7 @@ TEST(TrainTokenizerCommand, TrainsWritesAndReports) {
   write_file(dir.file("a.txt"), english_like(100000, 21));
   write_file(dir.file("b.txt"), english_like(50000, 22));
   const DataCommandRun r = run_data({"train-tokenizer", "--input", dir.file("a.txt"), dir.file("b.txt"), "--vocab-size",
-                                 "600", "--out", dir.file("tok"), "--threads", "2"});
+                                     "600", "--out", dir.file("tok"), "--threads", "2"});
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("counting pieces"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("merging:"), std::string::npos) << r.out;
@@ -406,14 +426,14 @@ TEST(TrainTokenizerCommand, TrainsWritesAndReports) {
   EXPECT_EQ(data_error_kind({"train-tokenizer", "--vocab-size", "600", "--out", dir.file("x")}), ErrorKind::kUsage);
   EXPECT_EQ(data_error_kind({"train-tokenizer", "--input", dir.file("a.txt"), "--out", dir.file("x")}),
             ErrorKind::kUsage);
-  EXPECT_EQ(data_error_kind({"train-tokenizer", "--input", dir.file("a.txt"), "--vocab-size", "257", "--out",
-                          dir.file("x")}),
-            ErrorKind::kUsage);
-  EXPECT_EQ(data_error_kind({"train-tokenizer", "--input", dir.file("nope.txt"), "--vocab-size", "600", "--out",
-                          dir.file("x")}),
+  EXPECT_EQ(
+      data_error_kind({"train-tokenizer", "--input", dir.file("a.txt"), "--vocab-size", "257", "--out", dir.file("x")}),
+      ErrorKind::kUsage);
+  EXPECT_EQ(data_error_kind(
+                {"train-tokenizer", "--input", dir.file("nope.txt"), "--vocab-size", "600", "--out", dir.file("x")}),
             ErrorKind::kData);
   EXPECT_EQ(data_error_kind({"train-tokenizer", "--input", dir.file("a.txt"), "--vocab-size", "600", "--out",
-                          dir.file("x"), "--bogus"}),
+                             dir.file("x"), "--bogus"}),
             ErrorKind::kUsage);
 }
 

@@ -14,15 +14,15 @@ namespace {
 
 using tt::test::TempDir;
 
-using test::DataCommandRun;
 using test::data_error_kind;
+using test::DataCommandRun;
 using test::run_data;
 
 TEST(DataCommandTest, SynthThenInspect) {
   TempDir dir;
   const std::string out = dir.file("synth");
-  DataCommandRun r = run_data({"synth", "--out", out, "--vocab", "16", "--order=2", "--seed", "3", "--concentration", "6",
-                    "--train-tokens", "5000", "--val-tokens=1000"});
+  DataCommandRun r = run_data({"synth", "--out", out, "--vocab", "16", "--order=2", "--seed", "3", "--concentration",
+                               "6", "--train-tokens", "5000", "--val-tokens=1000"});
   EXPECT_EQ(r.rc, 0);
   data::SynthManifest m = data::read_synth_manifest(out + "/synth.json");
   EXPECT_EQ(m.vocab, 16);

@@ -118,7 +118,8 @@ TEST(EncodeTest, ByteIdenticalShardsForAnyThreadCount) {
       continue;
     }
     EXPECT_EQ(files, reference_files) << "threads " << threads;
-    for (const auto& [f, bytes] : reference) EXPECT_TRUE(contents[f] == bytes) << f << " differs with " << threads << " threads";
+    for (const auto& [f, bytes] : reference)
+      EXPECT_TRUE(contents[f] == bytes) << f << " differs with " << threads << " threads";
   }
   EXPECT_GE(reference_files.size(), 4u);
 }
@@ -137,8 +138,8 @@ TEST(EncodeTest, EotBeforeEveryDocumentInInputOrder) {
   EXPECT_EQ(r.files[1], corpus + "/b/d.jsonl");
   EXPECT_EQ(r.files[2], corpus + "/b/deeper/c.txt");
   std::string long_doc = tt::test::read_file(corpus + "/a.txt");
-  const std::vector<uint32_t> expect = with_eot(
-      {long_doc, "json one", "json\ntwo", "first paragraph\nstill first\n", "second one\n", "third\n"});
+  const std::vector<uint32_t> expect =
+      with_eot({long_doc, "json one", "json\ntwo", "first paragraph\nstill first\n", "second one\n", "third\n"});
   EXPECT_EQ(read_stream(o.out_dir, r), expect);
   EXPECT_EQ(r.documents, 6);
   EXPECT_EQ(r.tokens, int64_t(expect.size()));
@@ -149,7 +150,8 @@ TEST(EncodeTest, EotBeforeEveryDocumentInInputOrder) {
 
 TEST(EncodeTest, JsonlTextFieldAndMalformedLines) {
   TempDir dir;
-  write_file(dir.file("ok.jsonl"), "{\"text\": \"ab\", \"meta\": {\"x\": 1}}\r\n   \n{\"text\": \"\\u00e9\"}\n{\"text\": \"\"}\n");
+  write_file(dir.file("ok.jsonl"),
+             "{\"text\": \"ab\", \"meta\": {\"x\": 1}}\r\n   \n{\"text\": \"\\u00e9\"}\n{\"text\": \"\"}\n");
   EncodeResult r = encode_corpus(options({dir.file("ok.jsonl")}, dir.file("out")), byte_encoder());
   EXPECT_EQ(read_stream(dir.file("out"), r), with_eot({"ab", "\xc3\xa9"}));  // empty text: no document
 
@@ -194,12 +196,24 @@ TEST(EncodeTest, ValSplitSizesAndShardNames) {
     std::vector<std::pair<std::string, int64_t>> shards;
   };
   const std::vector<Case> cases = {
-      {300, 0, {{"t_train_000000.bin", 300}, {"t_train_000001.bin", 300}, {"t_train_000002.bin", 300},
-                {"t_train_000003.bin", 100}}},
-      {400, 150, {{"t_val_000000.bin", 150}, {"t_train_000001.bin", 400}, {"t_train_000002.bin", 400},
-                  {"t_train_000003.bin", 50}}},
-      {400, 500, {{"t_val_000000.bin", 400}, {"t_val_000001.bin", 100}, {"t_train_000002.bin", 400},
-                  {"t_train_000003.bin", 100}}},
+      {300,
+       0,
+       {{"t_train_000000.bin", 300},
+        {"t_train_000001.bin", 300},
+        {"t_train_000002.bin", 300},
+        {"t_train_000003.bin", 100}}},
+      {400,
+       150,
+       {{"t_val_000000.bin", 150},
+        {"t_train_000001.bin", 400},
+        {"t_train_000002.bin", 400},
+        {"t_train_000003.bin", 50}}},
+      {400,
+       500,
+       {{"t_val_000000.bin", 400},
+        {"t_val_000001.bin", 100},
+        {"t_train_000002.bin", 400},
+        {"t_train_000003.bin", 100}}},
       {100000000, 1000, {{"t_val_000000.bin", 1000}}},
       {100000000, 5000, {{"t_val_000000.bin", 1000}}},
       {1000, 0, {{"t_train_000000.bin", 1000}}},
@@ -373,8 +387,13 @@ TEST(EncodeTest, ChunkingCutsOnlyAtSafeNewlines) {
   }
   EXPECT_EQ(joined, doc);
   EXPECT_EQ(chunk_document("no newline at all, long enough", 4).size(), 1u);
-  EXPECT_EQ(chunk_document("a \n b \n c", 1).size(), 1u);            // spaces around every newline
-  EXPECT_EQ(chunk_document("a\n\xc2\xa0" "b\nc", 1), (V{"a\n\xc2\xa0" "b\n", "c"}));  // non-ASCII is not solid
+  EXPECT_EQ(chunk_document("a \n b \n c", 1).size(), 1u);  // spaces around every newline
+  EXPECT_EQ(chunk_document("a\n\xc2\xa0"
+                           "b\nc",
+                           1),
+            (V{"a\n\xc2\xa0"
+               "b\n",
+               "c"}));  // non-ASCII is not solid
 }
 
 // ---- with the GPT-2 tokenizer (../shared/data/gpt2) --------------------------------------------
@@ -411,8 +430,10 @@ TEST(EncodeGpt2Test, BrownMatchesTiktokenForAnyChunkingAndThreads) {
     EXPECT_EQ(sha256_hex(tokens.data() + 1, (tokens.size() - 1) * sizeof(uint32_t)), ref["sha256_u32le"])
         << "chunked encoding differs from tiktoken's encoding of the whole text";
     const std::string bytes = tt::test::read_file(o.out_dir + "/" + r.shards[0].file);
-    if (threads == 1) first_bytes = bytes;
-    else EXPECT_TRUE(bytes == first_bytes) << "shards differ between 1 and 2 threads";
+    if (threads == 1)
+      first_bytes = bytes;
+    else
+      EXPECT_TRUE(bytes == first_bytes) << "shards differ between 1 and 2 threads";
   }
 }
 
@@ -425,8 +446,8 @@ TEST(EncodeGpt2Test, CommandLineEncodeThenInspect) {
   fs::create_directories(dir.file("in"));
   write_file(dir.file("in/docs.jsonl"), jsonl);
   const std::string out = dir.file("enc");
-  auto r = tt::test::run_topotrain(tt::str("data encode --tokenizer ", gpt2, " --input ", dir.file("in"),
-                                           " --out ", out, " --shard-tokens 200 --val-tokens 50 --threads 2"));
+  auto r = tt::test::run_topotrain(tt::str("data encode --tokenizer ", gpt2, " --input ", dir.file("in"), " --out ",
+                                           out, " --shard-tokens 200 --val-tokens 50 --threads 2"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("encoded 40 documents"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("enc_val_000000.bin"), std::string::npos) << r.output;
@@ -453,8 +474,8 @@ TEST(EncodeGpt2Test, CommandLineEncodeThenInspect) {
   EXPECT_EQ(cut.exit_code, 3) << cut.output;
   EXPECT_NE(cut.output.find(shard), std::string::npos) << cut.output;
 
-  auto again = tt::test::run_topotrain(tt::str("data encode --tokenizer ", gpt2, " --input ", dir.file("in"),
-                                               " --out ", out, " --quiet"));
+  auto again = tt::test::run_topotrain(
+      tt::str("data encode --tokenizer ", gpt2, " --input ", dir.file("in"), " --out ", out, " --quiet"));
   EXPECT_EQ(again.exit_code, 2) << again.output;
   auto usage = tt::test::run_topotrain("data encode --input x");
   EXPECT_EQ(usage.exit_code, 2) << usage.output;

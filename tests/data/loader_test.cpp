@@ -27,7 +27,8 @@ std::vector<std::string> make_shards(const TempDir& dir, const std::vector<int64
   for (size_t s = 0; s < sizes.size(); ++s) {
     std::vector<uint32_t> tokens(static_cast<size_t>(sizes[s]));
     for (int64_t i = 0; i < sizes[s]; ++i)
-      tokens[i] = width == TokenWidth::kUint32 ? static_cast<uint32_t>(s * 100000 + i) : static_cast<uint32_t>(s * 1000 + i);
+      tokens[i] =
+          width == TokenWidth::kUint32 ? static_cast<uint32_t>(s * 100000 + i) : static_cast<uint32_t>(s * 1000 + i);
     paths.push_back(dir.file(tt::str("shard_", s, ".bin")));
     write_shard(paths.back(), tokens, width);
   }

@@ -125,8 +125,8 @@ TEST(ShardTest, Uint16WriteRejectsWideIdAndKeepsOldFile) {
 
 TEST(ShardTest, WriteIntoMissingDirectoryFails) {
   TempDir dir;
-  std::string msg = error_of([&] { write_shard(dir.file("nope/x.bin"), {1}, TokenWidth::kUint16); },
-                             ErrorKind::kRuntime);
+  std::string msg =
+      error_of([&] { write_shard(dir.file("nope/x.bin"), {1}, TokenWidth::kUint16); }, ErrorKind::kRuntime);
   EXPECT_NE(msg.find("nope/x.bin"), std::string::npos) << msg;
 }
 
@@ -248,8 +248,8 @@ TEST(ResolveShardsTest, FileDirectoryGlob) {
 
   EXPECT_EQ(resolve_shards(dir.file("val_000.bin")), std::vector<std::string>{dir.file("val_000.bin")});
 
-  const std::vector<std::string> all = {dir.file("train_000.bin"), dir.file("train_001.bin"),
-                                        dir.file("train_002.bin"), dir.file("val_000.bin")};
+  const std::vector<std::string> all = {dir.file("train_000.bin"), dir.file("train_001.bin"), dir.file("train_002.bin"),
+                                        dir.file("val_000.bin")};
   EXPECT_EQ(resolve_shards(dir.path()), all);
   EXPECT_EQ(resolve_shards(dir.path() + "/"), all);
 

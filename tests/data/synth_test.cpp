@@ -148,8 +148,10 @@ TEST(SynthTest, InterleavedChainWindowFloorMatchesClosedForm) {
   std::vector<double> table;
   for (int x0 = 0; x0 < 2; ++x0)
     for (int x1 = 0; x1 < 2; ++x1) {
-      if (x0 == 0) table.insert(table.end(), {1 - q01, q01});
-      else table.insert(table.end(), {q10, 1 - q10});
+      if (x0 == 0)
+        table.insert(table.end(), {1 - q01, q01});
+      else
+        table.insert(table.end(), {q10, 1 - q10});
     }
   MarkovChain chain(2, 2, table);
   const double pi0 = 0.75;

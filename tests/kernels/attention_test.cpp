@@ -36,8 +36,7 @@ std::vector<double> naive_attention(const std::vector<float>& qkv) {
         }
         for (auto& x : s) sum += (x = std::exp(x - mx));
         for (int t2 = 0; t2 <= t; ++t2)
-          for (int i = 0; i < HS; ++i)
-            out[(b * T + t) * C + h * HS + i] += s[t2] / sum * at(b, t2, 2, h, i);
+          for (int i = 0; i < HS; ++i) out[(b * T + t) * C + h * HS + i] += s[t2] / sum * at(b, t2, 2, h, i);
       }
   return out;
 }
@@ -53,8 +52,10 @@ TEST(Attention, ForwardMatchesNaiveAndIsCausal) {
       double row = 0;
       for (int t2 = 0; t2 < T; ++t2) {
         const float a = att[(bh * T + t) * T + t2];
-        if (t2 > t) EXPECT_EQ(a, 0.0f) << "above the diagonal";
-        else EXPECT_GT(a, 0.0f);
+        if (t2 > t)
+          EXPECT_EQ(a, 0.0f) << "above the diagonal";
+        else
+          EXPECT_GT(a, 0.0f);
         row += a;
       }
       EXPECT_NEAR(row, 1.0, 1e-5);
@@ -71,8 +72,10 @@ TEST(Attention, ForwardMatchesNaiveAndIsCausal) {
     for (int t = 0; t < T; ++t)
       for (int c = 0; c < C; ++c) {
         const size_t i = (b * T + t) * C + c;
-        if (t < changed) EXPECT_EQ(out[i], out2[i]) << "b=" << b << " t=" << t;
-        else EXPECT_NE(out[i], out2[i]) << "b=" << b << " t=" << t;
+        if (t < changed)
+          EXPECT_EQ(out[i], out2[i]) << "b=" << b << " t=" << t;
+        else
+          EXPECT_NE(out[i], out2[i]) << "b=" << b << " t=" << t;
       }
 }
 

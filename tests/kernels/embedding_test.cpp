@@ -21,8 +21,7 @@ TEST(Embedding, ForwardMatchesLoop) {
   embedding_forward_cpu(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t)
-      for (int c = 0; c < C; ++c)
-        EXPECT_EQ(out[(b * T + t) * C + c], wte[tokens[b * T + t] * C + c] + wpe[t * C + c]);
+      for (int c = 0; c < C; ++c) EXPECT_EQ(out[(b * T + t) * C + c], wte[tokens[b * T + t] * C + c] + wpe[t * C + c]);
 }
 
 TEST(Embedding, BackwardFiniteDifferencesWithRepeatedTokens) {

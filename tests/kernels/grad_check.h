@@ -63,7 +63,7 @@ struct GradTolerance {
 
 struct GradComparison {
   bool ok = false;
-  double rel_l2 = 0.0;       // ‖a−n‖ / ‖n‖ over the checked set
+  double rel_l2 = 0.0;  // ‖a−n‖ / ‖n‖ over the checked set
   int64_t checked = 0;
   int64_t bad_elements = 0;  // elements outside rel_elem·|n| + abs_elem
   std::string message;       // summary with the worst element, for test failure output
@@ -71,8 +71,7 @@ struct GradComparison {
 
 // Compares analytic[idx[k]] with numeric[k] for every k.
 inline GradComparison compare_gradients(const float* analytic, const std::vector<int64_t>& idx,
-                                        const std::vector<double>& numeric,
-                                        const GradTolerance& tol = {}) {
+                                        const std::vector<double>& numeric, const GradTolerance& tol = {}) {
   GradComparison r;
   r.checked = static_cast<int64_t>(idx.size());
   double diff2 = 0.0, num2 = 0.0, worst_excess = -1.0;
@@ -92,11 +91,10 @@ inline GradComparison compare_gradients(const float* analytic, const std::vector
   r.rel_l2 = num2 > 0 ? std::sqrt(diff2 / num2) : std::sqrt(diff2);
   r.ok = r.rel_l2 < tol.rel_l2 && r.bad_elements == 0;
   std::ostringstream os;
-  os << "checked " << r.checked << " elements: rel_l2=" << r.rel_l2 << " (limit " << tol.rel_l2
-     << "), " << r.bad_elements << " outside |a-n| <= " << tol.rel_elem << "|n| + " << tol.abs_elem;
+  os << "checked " << r.checked << " elements: rel_l2=" << r.rel_l2 << " (limit " << tol.rel_l2 << "), "
+     << r.bad_elements << " outside |a-n| <= " << tol.rel_elem << "|n| + " << tol.abs_elem;
   if (worst >= 0)
-    os << "; worst index " << idx[worst] << ": analytic " << analytic[idx[worst]] << " numeric "
-       << numeric[worst];
+    os << "; worst index " << idx[worst] << ": analytic " << analytic[idx[worst]] << " numeric " << numeric[worst];
   r.message = os.str();
   return r;
 }
@@ -104,8 +102,7 @@ inline GradComparison compare_gradients(const float* analytic, const std::vector
 // Central differences of loss() w.r.t. x[idx[k]]; x is perturbed in place and restored exactly.
 // The step actually taken in float is used as the denominator.
 template <typename Loss>
-std::vector<double> numeric_gradient(float* x, const std::vector<int64_t>& idx, Loss&& loss,
-                                     float eps = 1e-3f) {
+std::vector<double> numeric_gradient(float* x, const std::vector<int64_t>& idx, Loss&& loss, float eps = 1e-3f) {
   std::vector<double> g(idx.size());
   for (size_t k = 0; k < idx.size(); ++k) {
     const float orig = x[idx[k]];
@@ -123,8 +120,8 @@ std::vector<double> numeric_gradient(float* x, const std::vector<int64_t>& idx, 
 // numeric_gradient over (a subset of) x, compared with analytic (same length as x).
 template <typename Loss>
 GradComparison check_gradient(std::vector<float>& x, const std::vector<float>& analytic, Loss&& loss,
-                              int64_t max_checks = 200, uint64_t seed = 1234,
-                              const GradTolerance& tol = {}, float eps = 1e-3f) {
+                              int64_t max_checks = 200, uint64_t seed = 1234, const GradTolerance& tol = {},
+                              float eps = 1e-3f) {
   const auto idx = pick_indices(static_cast<int64_t>(x.size()), max_checks, seed);
   const auto numeric = numeric_gradient(x.data(), idx, loss, eps);
   return compare_gradients(analytic.data(), idx, numeric, tol);
@@ -152,10 +149,8 @@ void with_threads(int n, F&& f) {
 }
 
 inline bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](float x, float y) {
-           return std::memcmp(&x, &y, sizeof(float)) == 0;
-         });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                            [](float x, float y) { return std::memcmp(&x, &y, sizeof(float)) == 0; });
 }
 
 }  // namespace tt::test

@@ -28,8 +28,7 @@ TEST(LayerNorm, ForwardMatchesNaive) {
     const double s = 1.0 / std::sqrt(v + 1e-5);
     EXPECT_NEAR(mean[n], m, 1e-6);
     EXPECT_NEAR(rstd[n], s, 1e-5 * s);
-    for (int i = 0; i < C; ++i)
-      EXPECT_NEAR(out[n * C + i], (inp[n * C + i] - m) * s * w[i] + b[i], 1e-5);
+    for (int i = 0; i < C; ++i) EXPECT_NEAR(out[n * C + i], (inp[n * C + i] - m) * s * w[i] + b[i], 1e-5);
   }
 }
 
@@ -45,15 +44,15 @@ TEST(LayerNorm, BackwardFiniteDifferencesAndAccumulates) {
   loss();
   const auto dinp0 = random_floats(N * C, 5), dw0 = random_floats(C, 6), db0 = random_floats(C, 7);
   auto dinp = dinp0, dw = dw0, db = db0;
-  layernorm_backward_cpu(dinp.data(), dw.data(), db.data(), R.data(), inp.data(), w.data(),
-                         mean.data(), rstd.data(), N, C);
+  layernorm_backward_cpu(dinp.data(), dw.data(), db.data(), R.data(), inp.data(), w.data(), mean.data(), rstd.data(), N,
+                         C);
   EXPECT_TRUE(gradients_match(check_gradient(inp, minus(dinp, dinp0), loss)));
   EXPECT_TRUE(gradients_match(check_gradient(w, minus(dw, dw0), loss)));
   EXPECT_TRUE(gradients_match(check_gradient(b, minus(db, db0), loss)));
 
   std::vector<float> dinp_only(N * C, 0.0f);
-  layernorm_backward_cpu(dinp_only.data(), nullptr, nullptr, R.data(), inp.data(), w.data(),
-                         mean.data(), rstd.data(), N, C);
+  layernorm_backward_cpu(dinp_only.data(), nullptr, nullptr, R.data(), inp.data(), w.data(), mean.data(), rstd.data(),
+                         N, C);
   const auto delta = minus(dinp, dinp0);
   for (int i = 0; i < N * C; ++i) EXPECT_NEAR(dinp_only[i], delta[i], 1e-5);
 }
@@ -68,8 +67,8 @@ TEST(LayerNorm, BackwardBitIdenticalAcrossThreadCounts) {
   for (int run = 0; run < 2; ++run) {
     with_threads(run + 1, [&] {
       std::vector<float> dinp(N * C, 0.5f), dw(C, 0.25f), db(C, 0.125f);
-      layernorm_backward_cpu(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(),
-                             mean.data(), rstd.data(), N, C);
+      layernorm_backward_cpu(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), mean.data(),
+                             rstd.data(), N, C);
       results[run][0] = dinp;
       results[run][1] = dw;
       results[run][2] = db;

@@ -12,8 +12,8 @@ namespace {
 using kernels::matmul_backward_cpu;
 using kernels::matmul_forward_cpu;
 
-std::vector<double> naive_matmul(const std::vector<float>& inp, const std::vector<float>& w,
-                                 const float* bias, int M, int K, int N) {
+std::vector<double> naive_matmul(const std::vector<float>& inp, const std::vector<float>& w, const float* bias, int M,
+                                 int K, int N) {
   std::vector<double> out(M * N);
   for (int i = 0; i < M; ++i)
     for (int n = 0; n < N; ++n) {
@@ -67,8 +67,7 @@ TEST(Matmul, BackwardBitIdenticalAcrossThreadCounts) {
   for (int run = 0; run < 2; ++run) {
     with_threads(run + 1, [&] {
       std::vector<float> dinp(M * K, 0.5f), dw(N * K, 0.25f), db(N, 0.125f);
-      matmul_backward_cpu(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), M,
-                          K, N);
+      matmul_backward_cpu(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), M, K, N);
       results[run][0] = dinp;
       results[run][1] = dw;
       results[run][2] = db;

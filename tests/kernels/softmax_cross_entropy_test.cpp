@@ -20,8 +20,7 @@ TEST(SoftmaxCrossEntropy, LossesAndGradientMatchNaive) {
   const auto targets = random_tokens(N, V, 2);
   const float dloss = 0.3f;
   std::vector<float> losses(N), dlogits(N * Vp, 99.0f);
-  softmax_cross_entropy_cpu(losses.data(), dlogits.data(), logits.data(), targets.data(), N, V, Vp,
-                            dloss);
+  softmax_cross_entropy_cpu(losses.data(), dlogits.data(), logits.data(), targets.data(), N, V, Vp, dloss);
   for (int n = 0; n < N; ++n) {
     double mx = -1e300, sum = 0;
     for (int j = 0; j < V; ++j) mx = std::max(mx, static_cast<double>(logits[n * Vp + j]));
@@ -41,8 +40,7 @@ TEST(SoftmaxCrossEntropy, LossesAndGradientMatchNaive) {
   // In place: dlogits aliases logits.
   auto inplace = logits;
   std::vector<float> losses3(N);
-  softmax_cross_entropy_cpu(losses3.data(), inplace.data(), inplace.data(), targets.data(), N, V,
-                            Vp, dloss);
+  softmax_cross_entropy_cpu(losses3.data(), inplace.data(), inplace.data(), targets.data(), N, V, Vp, dloss);
   EXPECT_TRUE(bit_identical(inplace, dlogits));
   EXPECT_TRUE(bit_identical(losses3, losses));
 }
@@ -58,8 +56,7 @@ TEST(SoftmaxCrossEntropy, GradientFiniteDifferences) {
     for (float l : losses) s += l;
     return s * dloss;
   };
-  softmax_cross_entropy_cpu(losses.data(), dlogits.data(), logits.data(), targets.data(), N, V, Vp,
-                            dloss);
+  softmax_cross_entropy_cpu(losses.data(), dlogits.data(), logits.data(), targets.data(), N, V, Vp, dloss);
   EXPECT_TRUE(gradients_match(check_gradient(logits, dlogits, loss)));
 }
 

@@ -50,7 +50,9 @@ std::map<int, std::string> losses_in(const std::string& metrics_path) {
 TEST(Train, SyntheticCorpusReachesWithin5PercentOfEntropyFloor) {
   TempDir dir;
   const std::string sets = make_corpus(dir);
-  auto r = run_topotrain("train --config " + config_path() + sets + " --set train.steps=1000 --set train.batch_size=16 --set train.val_every=0 --set optimizer.warmup_steps=50");
+  auto r = run_topotrain(
+      "train --config " + config_path() + sets +
+      " --set train.steps=1000 --set train.batch_size=16 --set train.val_every=0 --set optimizer.warmup_steps=50");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto manifest = data::read_synth_manifest(dir.file("data/synth.json"));
   std::smatch m;
@@ -76,8 +78,8 @@ TEST(Train, ResumeReproducesUninterruptedLossesBitForBit) {
   // A second run directory holding only the mid-run checkpoint, as if the run had died after step 8.
   fs::create_directories(dir.file("resumed/checkpoints"));
   fs::copy_file(checkpoint_path(dir.file("run/checkpoints"), 8), checkpoint_path(dir.file("resumed/checkpoints"), 8));
-  auto resumed = run_topotrain("train --config " + config_path() + sets + " --set logging.run_dir=" +
-                               dir.file("resumed") + " --resume");
+  auto resumed = run_topotrain("train --config " + config_path() + sets +
+                               " --set logging.run_dir=" + dir.file("resumed") + " --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   const auto after = losses_in(dir.file("resumed/metrics.jsonl"));
   ASSERT_EQ(after.size(), 8u);
@@ -117,7 +119,9 @@ TEST(Train, SampleFromCheckpointPrintsTextOfTheAlphabet) {
 TEST(Cli, MalformedConfigsExitWith2AndNameFieldAndFile) {
   TempDir dir;
   const std::string base = test::read_file(config_path());
-  struct Case { std::string from, to, expect; };
+  struct Case {
+    std::string from, to, expect;
+  };
   const std::vector<Case> cases = {
       {"n_layer: 2", "n_layers: 2", "n_layers"},
       {"batch_size: 8", "batch_size: \"four\"", "batch_size"},
@@ -217,10 +221,12 @@ namespace {
 // tokenizer, so the prompt is encoded and the sample decoded as text.
 TEST(Train, Gpt2TokenizedDataSetTrainsAndSamplesText) {
   const std::string shared = test::shared_dir();
-  if (shared.empty() || !fs::exists(shared + "/data/gpt2/encoder.json")) GTEST_SKIP() << "../shared/data/gpt2 not present";
+  if (shared.empty() || !fs::exists(shared + "/data/gpt2/encoder.json"))
+    GTEST_SKIP() << "../shared/data/gpt2 not present";
   TempDir dir;
   std::string text;
-  for (int i = 0; i < 400; ++i) text += "The quick brown fox jumps over the lazy dog number " + std::to_string(i) + ".\n";
+  for (int i = 0; i < 400; ++i)
+    text += "The quick brown fox jumps over the lazy dog number " + std::to_string(i) + ".\n";
   test::write_file(dir.file("text.txt"), text);
   auto enc = run_topotrain("data encode --tokenizer " + shared + "/data/gpt2 --input " + dir.file("text.txt") +
                            " --out " + dir.file("data") + " --val-tokens 2000 --quiet");

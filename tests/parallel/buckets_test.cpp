@@ -1,10 +1,11 @@
 // Bucket assignment and ZeRO shard arithmetic: pure functions, checked on data.
+#include "parallel/ddp/buckets.h"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
 
 #include "core/gpt2.h"
-#include "parallel/ddp/buckets.h"
 #include "parallel/ddp/sharding.h"
 
 namespace tt::parallel {
@@ -51,7 +52,8 @@ TEST(Buckets, TensorsAreNeverSplit) {
   for (size_t cap : {4u, 16u, 40u, 400u, 4000u}) {
     const auto buckets = assign_buckets(ranges, 4, BucketCaps{cap, cap / 2 + 1});
     for (const auto& b : buckets)
-      for (const auto& r : ranges) EXPECT_TRUE(r.second <= b.begin || r.first >= b.end || (r.first >= b.begin && r.second <= b.end));
+      for (const auto& r : ranges)
+        EXPECT_TRUE(r.second <= b.begin || r.first >= b.end || (r.first >= b.begin && r.second <= b.end));
   }
 }
 

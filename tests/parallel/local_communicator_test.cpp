@@ -1,6 +1,8 @@
 // The single-rank backend and the backend-independent pieces: create_communicator's choice without
 // a launcher, identity collectives over one rank, argument checks, fingerprints and their mismatch
 // message, size formatting.
+#include "parallel/comm/local/local_communicator.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,7 +10,6 @@
 #include "core/error.h"
 #include "parallel/comm/backend_overrides.h"
 #include "parallel/comm/communicator.h"
-#include "parallel/comm/local/local_communicator.h"
 
 namespace tt::parallel {
 namespace {

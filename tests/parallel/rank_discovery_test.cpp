@@ -1,10 +1,11 @@
 // Rank discovery from launcher environments (Open MPI, PMI, Slurm, torchrun), as pure functions of
 // an environment map: precedence, local ranks, Slurm task lists, and inconsistent values rejected
 // with the variable names.
+#include "launch/rank_discovery.h"
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "launch/rank_discovery.h"
 
 namespace tt {
 namespace {

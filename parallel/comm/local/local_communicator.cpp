@@ -76,8 +76,7 @@ std::shared_ptr<Work> LocalCommunicator::all_gather_v(const void* send, void* re
   return done();
 }
 
-std::shared_ptr<Work> LocalCommunicator::all_to_all(const void* send, void* recv, int64_t count_per_rank,
-                                                    DType dtype) {
+std::shared_ptr<Work> LocalCommunicator::all_to_all(const void* send, void* recv, int64_t count_per_rank, DType dtype) {
   check_count(CollectiveKind::kAllToAll, count_per_rank);
   copy_elems(send, recv, count_per_rank, dtype);  // block 0 to rank 0
   return done();

@@ -9,8 +9,8 @@ namespace tt::parallel {
 [[noreturn]] void mpi_check_failed(const char* call, int code, const char* file, int line);
 }  // namespace tt::parallel
 
-#define TT_MPI_CHECK(call)                                                                        \
-  do {                                                                                            \
-    const int tt_mpi_rc_ = (call);                                                                \
+#define TT_MPI_CHECK(call)                                                                                  \
+  do {                                                                                                      \
+    const int tt_mpi_rc_ = (call);                                                                          \
     if (tt_mpi_rc_ != MPI_SUCCESS) ::tt::parallel::mpi_check_failed(#call, tt_mpi_rc_, __FILE__, __LINE__); \
   } while (0)

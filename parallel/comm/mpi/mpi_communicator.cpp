@@ -165,12 +165,17 @@ struct DiagnosisRequest {
 
 MPI_Datatype wire_type(DType t) {
   switch (t) {
-    case DType::kF32: return MPI_FLOAT;
-    case DType::kI32: return MPI_INT32_T;
-    case DType::kU32: return MPI_UINT32_T;
+    case DType::kF32:
+      return MPI_FLOAT;
+    case DType::kI32:
+      return MPI_INT32_T;
+    case DType::kU32:
+      return MPI_UINT32_T;
     case DType::kBF16:
-    case DType::kF16: return MPI_FLOAT;  // via staging
-    default: break;
+    case DType::kF16:
+      return MPI_FLOAT;  // via staging
+    default:
+      break;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -178,10 +183,14 @@ MPI_Datatype wire_type(DType t) {
 // Untyped element of the same size, for data movement without arithmetic.
 MPI_Datatype raw_type(DType t) {
   switch (dtype_size(t)) {
-    case 1: return MPI_UINT8_T;
-    case 2: return MPI_UINT16_T;
-    case 4: return MPI_UINT32_T;
-    default: break;
+    case 1:
+      return MPI_UINT8_T;
+    case 2:
+      return MPI_UINT16_T;
+    case 4:
+      return MPI_UINT32_T;
+    default:
+      break;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -280,7 +289,7 @@ class MpiCommunicator : public Communicator {
   std::condition_variable diag_cv_;
   bool stop_ = false;
   bool stopped_ = false;
-  std::string poisoned_;  // non-empty: every new Work fails with this
+  std::string poisoned_;               // non-empty: every new Work fails with this
   std::atomic<int64_t> issued_{0};     // last sequence number handed out
   std::atomic<int64_t> completed_{0};  // highest sequence number completed
 
@@ -402,8 +411,8 @@ void MpiCommunicator::shutdown() {
 }
 
 // ---- submission (application thread) -------------------------------------------------------------
-std::shared_ptr<MpiWork> MpiCommunicator::make_work(CollectiveKind kind, int64_t count, DType dtype,
-                                                    int32_t op_or_root, int64_t bytes) {
+std::shared_ptr<MpiWork> MpiCommunicator::make_work(CollectiveKind kind, int64_t count, DType dtype, int32_t op_or_root,
+                                                    int64_t bytes) {
   auto w = std::make_shared<MpiWork>();
   w->comm = this;
   w->dtype = dtype;
@@ -505,8 +514,7 @@ std::shared_ptr<Work> MpiCommunicator::all_gather_v(const void* send, void* recv
   return submit(w);
 }
 
-std::shared_ptr<Work> MpiCommunicator::all_to_all(const void* send, void* recv, int64_t count_per_rank,
-                                                  DType dtype) {
+std::shared_ptr<Work> MpiCommunicator::all_to_all(const void* send, void* recv, int64_t count_per_rank, DType dtype) {
   check_count(CollectiveKind::kAllToAll, count_per_rank);
   to_int(count_per_rank * size_, "all_to_all");
   auto w = make_work(CollectiveKind::kAllToAll, count_per_rank, dtype, 0,
@@ -537,11 +545,10 @@ void MpiCommunicator::post_data(MpiWork& w) {
       if (needs_staging(w.dtype)) {
         w.stage_send.resize(size_t(count));
         to_f32(w.buf, w.stage_send.data(), count, w.dtype);
-        TT_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, w.stage_send.data(), count, MPI_FLOAT, mpi_op(w.op), data_comm_,
-                                    &w.req));
-      } else {
         TT_MPI_CHECK(
-            MPI_Iallreduce(MPI_IN_PLACE, w.buf, count, wire_type(w.dtype), mpi_op(w.op), data_comm_, &w.req));
+            MPI_Iallreduce(MPI_IN_PLACE, w.stage_send.data(), count, MPI_FLOAT, mpi_op(w.op), data_comm_, &w.req));
+      } else {
+        TT_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, w.buf, count, wire_type(w.dtype), mpi_op(w.op), data_comm_, &w.req));
       }
       break;
     }
@@ -563,8 +570,8 @@ void MpiCommunicator::post_data(MpiWork& w) {
         TT_MPI_CHECK(MPI_Ireduce_scatter(w.stage_send.data(), w.stage_recv.data(), w.counts.data(), MPI_FLOAT,
                                          mpi_op(w.op), data_comm_, &w.req));
       } else {
-        TT_MPI_CHECK(MPI_Ireduce_scatter(w.send, w.buf, w.counts.data(), wire_type(w.dtype), mpi_op(w.op), data_comm_,
-                                         &w.req));
+        TT_MPI_CHECK(
+            MPI_Ireduce_scatter(w.send, w.buf, w.counts.data(), wire_type(w.dtype), mpi_op(w.op), data_comm_, &w.req));
       }
       break;
     }
@@ -577,15 +584,17 @@ void MpiCommunicator::post_data(MpiWork& w) {
       } else {
         const char* mine = static_cast<const char*>(w.buf) + size_t(w.displs[rank_]) * esize;
         const void* send = w.send == mine ? MPI_IN_PLACE : w.send;
-        TT_MPI_CHECK(MPI_Iallgatherv(send, w.counts[rank_], t, w.buf, w.counts.data(), w.displs.data(), t, data_comm_,
-                                     &w.req));
+        TT_MPI_CHECK(
+            MPI_Iallgatherv(send, w.counts[rank_], t, w.buf, w.counts.data(), w.displs.data(), t, data_comm_, &w.req));
       }
       break;
     }
     case CollectiveKind::kBroadcast:
       TT_MPI_CHECK(MPI_Ibcast(w.buf, int(w.count), raw_type(w.dtype), w.fp.op_or_root, data_comm_, &w.req));
       break;
-    case CollectiveKind::kBarrier: TT_MPI_CHECK(MPI_Ibarrier(data_comm_, &w.req)); break;
+    case CollectiveKind::kBarrier:
+      TT_MPI_CHECK(MPI_Ibarrier(data_comm_, &w.req));
+      break;
     case CollectiveKind::kAllToAll: {
       const MPI_Datatype t = raw_type(w.dtype);  // data movement: any dtype of 1, 2 or 4 bytes
       TT_MPI_CHECK(MPI_Ialltoall(w.send, int(w.count), t, w.buf, int(w.count), t, data_comm_, &w.req));
@@ -598,9 +607,8 @@ void MpiCommunicator::post_data(MpiWork& w) {
 void MpiCommunicator::finish_data(MpiWork& w) {
   const bool reduction = w.fp.kind == CollectiveKind::kAllReduce || w.fp.kind == CollectiveKind::kReduceScatter;
   if (reduction) {
-    const int64_t n = w.fp.kind == CollectiveKind::kAllReduce
-                          ? w.count
-                          : (w.vector_variant ? w.counts[rank_] : w.count);
+    const int64_t n =
+        w.fp.kind == CollectiveKind::kAllReduce ? w.count : (w.vector_variant ? w.counts[rank_] : w.count);
     if (needs_staging(w.dtype)) {
       const float* src = w.fp.kind == CollectiveKind::kAllReduce ? w.stage_send.data() : w.stage_recv.data();
       from_f32(src, w.buf, n, w.dtype, w.op == ReduceOp::kAvg ? float(size_) : 1.0f);
@@ -671,7 +679,8 @@ std::string MpiCommunicator::describe_missing(int64_t seq) const {
     if (!pp.replied)
       why = str("rank ", p, " not responding: exited, crashed or blocked");
     else if (pp.issued < seq)
-      why = pp.issued == 0 ? str("rank ", p, " issued no collective yet") : str("rank ", p, " last issued #", pp.issued);
+      why =
+          pp.issued == 0 ? str("rank ", p, " issued no collective yet") : str("rank ", p, " last issued #", pp.issued);
     if (why.empty()) continue;
     ranks += str(ranks.empty() ? "" : ", ", p);
     detail += str(detail.empty() ? "" : "; ", why);
@@ -865,7 +874,8 @@ std::string MpiCommunicator::diagnose(int64_t seq) {
   if (stopped_) return "unknown rank(s) (communicator shut down)";
   diag_requests_.push_back(&req);
   cv_.notify_all();
-  const bool ok = diag_cv_.wait_for(lock, std::chrono::duration<double>(query_window_s_ + 2.0), [&] { return req.done; });
+  const bool ok =
+      diag_cv_.wait_for(lock, std::chrono::duration<double>(query_window_s_ + 2.0), [&] { return req.done; });
   if (!ok) {
     diag_requests_.erase(std::remove(diag_requests_.begin(), diag_requests_.end(), &req), diag_requests_.end());
     return "unknown rank(s) (the communication thread did not answer)";

@@ -10,9 +10,9 @@ namespace tt::parallel {
 [[noreturn]] void nccl_check_failed(const char* call, ncclResult_t result, const char* file, int line);
 }  // namespace tt::parallel
 
-#define TT_NCCL_CHECK(call)                                                                                  \
-  do {                                                                                                       \
-    const ncclResult_t tt_nccl_rc_ = (call);                                                                 \
-    if (tt_nccl_rc_ != ncclSuccess && tt_nccl_rc_ != ncclInProgress)                                         \
-      ::tt::parallel::nccl_check_failed(#call, tt_nccl_rc_, __FILE__, __LINE__);                              \
+#define TT_NCCL_CHECK(call)                                                      \
+  do {                                                                           \
+    const ncclResult_t tt_nccl_rc_ = (call);                                     \
+    if (tt_nccl_rc_ != ncclSuccess && tt_nccl_rc_ != ncclInProgress)             \
+      ::tt::parallel::nccl_check_failed(#call, tt_nccl_rc_, __FILE__, __LINE__); \
   } while (0)

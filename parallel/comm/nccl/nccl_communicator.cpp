@@ -39,15 +39,20 @@ void nccl_check_failed(const char* call, ncclResult_t result, const char* file, 
       hint = "a CUDA call inside NCCL failed: out of device memory, or a device fault earlier in this process";
       break;
     case ncclSystemError:
-      hint = "a system call or socket failed: check that the nodes reach each other and NCCL_SOCKET_IFNAME / "
-             "NCCL_IB_HCA; rerun with NCCL_DEBUG=INFO";
+      hint =
+          "a system call or socket failed: check that the nodes reach each other and NCCL_SOCKET_IFNAME / "
+          "NCCL_IB_HCA; rerun with NCCL_DEBUG=INFO";
       break;
-    case ncclRemoteError: hint = "a peer process died or the network failed; see the other ranks' output"; break;
+    case ncclRemoteError:
+      hint = "a peer process died or the network failed; see the other ranks' output";
+      break;
     case ncclInvalidArgument:
     case ncclInvalidUsage:
       hint = "a bug in how NCCL is called, or two ranks on one GPU (one rank per GPU); rerun with NCCL_DEBUG=WARN";
       break;
-    default: hint = "rerun with NCCL_DEBUG=INFO for NCCL's own account"; break;
+    default:
+      hint = "rerun with NCCL_DEBUG=INFO for NCCL's own account";
+      break;
   }
   throw Error(ErrorKind::kRuntime,
               str(call, " failed: ", ncclGetErrorString(result), last && *last ? str(" (", last, ")") : ""),
@@ -82,21 +87,30 @@ class DeviceGuard {
 
 ncclDataType_t reduce_type(DType t) {
   switch (t) {
-    case DType::kF32: return ncclFloat32;
-    case DType::kBF16: return ncclBfloat16;
-    case DType::kF16: return ncclFloat16;
-    case DType::kI32: return ncclInt32;
-    case DType::kU32: return ncclUint32;
-    default: break;
+    case DType::kF32:
+      return ncclFloat32;
+    case DType::kBF16:
+      return ncclBfloat16;
+    case DType::kF16:
+      return ncclFloat16;
+    case DType::kI32:
+      return ncclInt32;
+    case DType::kU32:
+      return ncclUint32;
+    default:
+      break;
   }
   throw Error(ErrorKind::kInternal, str("no NCCL reduction type for ", dtype_name(t)), "nccl communicator");
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return ncclSum;
-    case ReduceOp::kAvg: return ncclAvg;
-    case ReduceOp::kMax: return ncclMax;
+    case ReduceOp::kSum:
+      return ncclSum;
+    case ReduceOp::kAvg:
+      return ncclAvg;
+    case ReduceOp::kMax:
+      return ncclMax;
   }
   return ncclSum;
 }
@@ -131,8 +145,7 @@ class NcclWork : public Work {
   // Queries the event (once recorded) and moves the status on. Any thread.
   WorkStatus poll() {
     const WorkStatus s = status_.load();
-    if (s == WorkStatus::kCompleted || s == WorkStatus::kFailed || !recorded.load(std::memory_order_acquire))
-      return s;
+    if (s == WorkStatus::kCompleted || s == WorkStatus::kFailed || !recorded.load(std::memory_order_acquire)) return s;
     const cudaError_t e = cudaEventQuery(event);
     if (e == cudaErrorNotReady) return s;
     if (e == cudaSuccess) {
@@ -180,8 +193,8 @@ class NcclWork : public Work {
 
 void NcclWork::wait(double timeout) {
   if (!recorded.load() && status_.load() == WorkStatus::kPending && std::this_thread::get_id() == issuer)
-    throw Error(ErrorKind::kInternal, str("wait() on collective ", desc, " inside an open NCCL group"),
-                comm->where(), "call group_end() (or leave the NcclGroup scope) before waiting");
+    throw Error(ErrorKind::kInternal, str("wait() on collective ", desc, " inside an open NCCL group"), comm->where(),
+                "call group_end() (or leave the NcclGroup scope) before waiting");
   const bool explicit_timeout = timeout > 0;
   const double t = explicit_timeout ? timeout : timeout_s;
   // Without an explicit timeout the watchdog ends the job at the deadline; this wait only outlasts it.
@@ -252,7 +265,8 @@ NcclCommunicator::NcclCommunicator(const CommOptions& opts, Setup setup)
   log_info("nccl: rank ", rank_, " (node ", node_, ", local rank ", local_rank_, ") -> cuda:", device_, " (",
            device_name_, ", PCI ", bus, ")");
   if (local_size_ > n)
-    log_warn("nccl: ", local_size_, " ranks on this node but ", n, " visible device(s): unless each rank sees its own "
+    log_warn("nccl: ", local_size_, " ranks on this node but ", n,
+             " visible device(s): unless each rank sees its own "
              "GPU through CUDA_VISIBLE_DEVICES, ranks share a GPU, which NCCL rejects");
   if (opts_.check_collectives && !bootstrap_ && size_ > 1)
     log_warn("nccl: check_collectives needs a bootstrap communicator; not checking");
@@ -442,20 +456,20 @@ bool NcclCommunicator::is_host_pointer(const void* p, const char* what, Collecti
   if (a.type == cudaMemoryTypeManaged) return false;
   if (a.type == cudaMemoryTypeDevice) {
     if (a.device != device_)
-      throw Error(ErrorKind::kInternal,
-                  str(collective_name(kind), ": ", what, " lives on cuda:", a.device, " but ", where(), " uses cuda:",
-                      device_),
-                  "nccl communicator", "allocate communication buffers on the communicator's device()");
+      throw Error(
+          ErrorKind::kInternal,
+          str(collective_name(kind), ": ", what, " lives on cuda:", a.device, " but ", where(), " uses cuda:", device_),
+          "nccl communicator", "allocate communication buffers on the communicator's device()");
     return false;
   }
   return true;  // cudaMemoryTypeHost (pinned) or cudaMemoryTypeUnregistered (pageable)
 }
 
-#define TT_NCCL_REQUIRE_DEVICE(ptr, kind)                                                                    \
-  do {                                                                                                       \
-    if (is_host_pointer(ptr, #ptr, kind))                                                                    \
-      throw Error(ErrorKind::kInternal, str(collective_name(kind), ": ", #ptr, " is host memory"),           \
-                  "nccl communicator",                                                                       \
+#define TT_NCCL_REQUIRE_DEVICE(ptr, kind)                                                                     \
+  do {                                                                                                        \
+    if (is_host_pointer(ptr, #ptr, kind))                                                                     \
+      throw Error(ErrorKind::kInternal, str(collective_name(kind), ": ", #ptr, " is host memory"),            \
+                  "nccl communicator",                                                                        \
                   "the nccl backend needs device buffers (only all_reduce and broadcast stage host memory)"); \
   } while (0)
 
@@ -509,8 +523,8 @@ std::shared_ptr<Work> NcclCommunicator::reduce_scatter(const void* send, void* r
                      recv_count * size_ * int64_t(dtype_size(dtype)));
   return run_collective(w, [&] {
     if (recv_count == 0) return;
-    TT_NCCL_CHECK(ncclReduceScatter(send, recv, size_t(recv_count), reduce_type(dtype), nccl_op(op), comm_,
-                                    comm_stream_));
+    TT_NCCL_CHECK(
+        ncclReduceScatter(send, recv, size_t(recv_count), reduce_type(dtype), nccl_op(op), comm_, comm_stream_));
   });
 }
 
@@ -553,14 +567,12 @@ std::shared_ptr<Work> NcclCommunicator::broadcast(void* buf, int64_t count, DTyp
 std::shared_ptr<Work> NcclCommunicator::barrier() {
   DeviceGuard guard(device_);
   auto w = make_work(CollectiveKind::kBarrier, 0, DType::kF32, 0, 0);
-  return run_collective(w, [&] {
-TT_NCCL_CHECK(ncclAllReduce(barrier_buf_, barrier_buf_, 1, ncclInt32, ncclSum, comm_, comm_stream_));
-  });
+  return run_collective(
+      w, [&] { TT_NCCL_CHECK(ncclAllReduce(barrier_buf_, barrier_buf_, 1, ncclInt32, ncclSum, comm_, comm_stream_)); });
 }
 
 std::shared_ptr<Work> NcclCommunicator::reduce_scatter_v(const void* send, void* recv,
-                                                     const std::vector<int64_t>& counts, DType dtype,
-                                                     ReduceOp op) {
+                                                         const std::vector<int64_t>& counts, DType dtype, ReduceOp op) {
   const int64_t total = check_counts(CollectiveKind::kReduceScatter, counts, size_);
   check_reduction(CollectiveKind::kReduceScatter, dtype, op);
   DeviceGuard guard(device_);
@@ -577,8 +589,8 @@ std::shared_ptr<Work> NcclCommunicator::reduce_scatter_v(const void* send, void*
       const char* block = static_cast<const char*>(send) + size_t(displ) * esize;
       void* out = r == rank_ ? recv : (recv ? recv : const_cast<char*>(block));
       if (counts[r] > 0)
-        TT_NCCL_CHECK(ncclReduce(block, out, size_t(counts[r]), reduce_type(dtype), nccl_op(op), r, comm_,
-                                 comm_stream_));
+        TT_NCCL_CHECK(
+            ncclReduce(block, out, size_t(counts[r]), reduce_type(dtype), nccl_op(op), r, comm_, comm_stream_));
       displ += counts[r];
     }
     group_end();
@@ -610,8 +622,7 @@ std::shared_ptr<Work> NcclCommunicator::all_gather_v(const void* send, void* rec
 }
 
 #ifdef TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE
-std::shared_ptr<Work> NcclCommunicator::all_to_all(const void* send, void* recv, int64_t count_per_rank,
-                                                   DType dtype) {
+std::shared_ptr<Work> NcclCommunicator::all_to_all(const void* send, void* recv, int64_t count_per_rank, DType dtype) {
   DeviceGuard guard(device_);
   auto w = make_block_work(CollectiveKind::kAllToAll, send, recv, count_per_rank, dtype);
   const size_t block = size_t(count_per_rank) * dtype_size(dtype);
@@ -619,10 +630,9 @@ std::shared_ptr<Work> NcclCommunicator::all_to_all(const void* send, void* recv,
     if (count_per_rank == 0) return;
     group_start();
     for (int r = 0; r < size_; ++r) {
-      TT_NCCL_CHECK(ncclSend(static_cast<const char*>(send) + size_t(r) * block, block, ncclUint8, r, comm_,
-                             comm_stream_));
-      TT_NCCL_CHECK(ncclRecv(static_cast<char*>(recv) + size_t(r) * block, block, ncclUint8, r, comm_,
-                             comm_stream_));
+      TT_NCCL_CHECK(
+          ncclSend(static_cast<const char*>(send) + size_t(r) * block, block, ncclUint8, r, comm_, comm_stream_));
+      TT_NCCL_CHECK(ncclRecv(static_cast<char*>(recv) + size_t(r) * block, block, ncclUint8, r, comm_, comm_stream_));
     }
     group_end();
   });
@@ -746,8 +756,10 @@ void NcclCommunicator::watchdog_loop() {
               ": a rank did not join (not started, crashed, or cannot reach rank 0's bootstrap address; "
               "NCCL_SOCKET_IFNAME selects the interface)"));
     if (front && now > front->deadline_ns)
-      die(str("collective ", front->desc, " timed out after ", seconds(front->timeout_s), " s on ", where(),
-              front->recorded.load() ? "" : " (not launched yet: blocked inside an NCCL call, or its group is still open)", "; ", kNoPeerQuery));
+      die(str(
+          "collective ", front->desc, " timed out after ", seconds(front->timeout_s), " s on ", where(),
+          front->recorded.load() ? "" : " (not launched yet: blocked inside an NCCL call, or its group is still open)",
+          "; ", kNoPeerQuery));
     const int64_t seq = front ? front->fp.seq : 0;
     if (seq != published_seq) {
       published_seq = seq;
@@ -793,8 +805,8 @@ std::unique_ptr<NcclCommunicator> create_nccl_communicator(const CommOptions& op
   for (int r = 0; r < s.size; ++r)
     if (counts[size_t(r)] == 0) without += str(without.empty() ? "" : ", ", r);
   if (!without.empty())
-    throw Error(ErrorKind::kConfig, str("the nccl backend needs a CUDA device on every rank; rank(s) ", without,
-                                        " see none"),
+    throw Error(ErrorKind::kConfig,
+                str("the nccl backend needs a CUDA device on every rank; rank(s) ", without, " see none"),
                 str("rank ", s.rank), "check nvidia-smi and CUDA_VISIBLE_DEVICES on those ranks' nodes");
   if (s.rank == 0) s.unique_id = new_nccl_unique_id();
   bootstrap->broadcast(s.unique_id.data(), int64_t(s.unique_id.size()), DType::kI8, 0)->wait();
@@ -803,8 +815,7 @@ std::unique_ptr<NcclCommunicator> create_nccl_communicator(const CommOptions& op
 }
 
 std::unique_ptr<NcclCommunicator> create_nccl_communicator_in_process(const CommOptions& opts, int rank, int size,
-                                                                      const NcclUniqueIdBytes& unique_id,
-                                                                      int device) {
+                                                                      const NcclUniqueIdBytes& unique_id, int device) {
   NcclCommunicator::Setup s;
   s.rank = rank;
   s.size = size;

@@ -82,8 +82,8 @@ class NcclCommunicator : public Communicator {
   // Everything one rank needs to join; filled by the create_* functions below.
   struct Setup {
     int rank = 0, size = 1, local_rank = 0, local_size = 1, node = 0, num_nodes = 1;
-    int device = -1;                        // CUDA device; -1: local_rank % visible device count
-    NcclUniqueIdBytes unique_id{};          // identical on every rank
+    int device = -1;                          // CUDA device; -1: local_rank % visible device count
+    NcclUniqueIdBytes unique_id{};            // identical on every rank
     std::unique_ptr<Communicator> bootstrap;  // control path (abort, fingerprints); may be null
   };
 
@@ -221,8 +221,7 @@ std::unique_ptr<NcclCommunicator> create_nccl_communicator(const CommOptions& op
 // check_collectives is not available.
 NcclUniqueIdBytes new_nccl_unique_id();
 std::unique_ptr<NcclCommunicator> create_nccl_communicator_in_process(const CommOptions& opts, int rank, int size,
-                                                                      const NcclUniqueIdBytes& unique_id,
-                                                                      int device);
+                                                                      const NcclUniqueIdBytes& unique_id, int device);
 
 // "2.28.9" for the NCCL library loaded at run time.
 std::string nccl_version_string();

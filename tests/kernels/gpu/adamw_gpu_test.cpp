@@ -71,10 +71,10 @@ TEST(AdamWGpu, MixedPrecisionRounding) {
       const auto bits = download_bits(d_pb);
       size_t wrong = 0, up = 0;
       for (int64_t i = 0; i < n; ++i) {
-        const uint16_t want = stochastic ? f32_to_bf16_stochastic(
-                                               master[i], adamw_rounding_bits(rounding.seed, kHyper.step,
-                                                                              rounding.index_base + i))
-                                         : f32_to_bf16(master[i]);
+        const uint16_t want =
+            stochastic ? f32_to_bf16_stochastic(
+                             master[i], adamw_rounding_bits(rounding.seed, kHyper.step, rounding.index_base + i))
+                       : f32_to_bf16(master[i]);
         wrong += bits[i] != want;
         up += std::fabs(bf16_to_f32(bits[i])) > std::fabs(master[i]);
       }
@@ -83,8 +83,10 @@ TEST(AdamWGpu, MixedPrecisionRounding) {
         EXPECT_GT(up, size_t(n) * 4 / 10);
         EXPECT_LT(up, size_t(n) * 6 / 10);
       }
-      if (run == 0) first = bits;
-      else EXPECT_EQ(bits, first) << "two runs of the same step must round identically";
+      if (run == 0)
+        first = bits;
+      else
+        EXPECT_EQ(bits, first) << "two runs of the same step must round identically";
     }
   }
 }

@@ -19,7 +19,7 @@ using namespace tt::kernels;
 struct Shape {
   int B, T, NH, HS;
 };
-const Shape kShapes[] = {{1, 1, 1, 32}, {2, 7, 2, 64}, {1, 33, 3, 64},  {2, 100, 2, 128},
+const Shape kShapes[] = {{1, 1, 1, 32},  {2, 7, 2, 64},   {1, 33, 3, 64}, {2, 100, 2, 128},
                          {1, 65, 1, 32}, {1, 31, 2, 128}, {2, 64, 2, 64}, {1, 257, 1, 64}};
 
 // lse[b,h,t] = log Σ_{t2<=t} exp(scale q·k) in double.
@@ -80,8 +80,10 @@ void check(Shape s) {
     auto d_dqkv = upload<T>(dqkv0);
     attention_backward_cuda(d_dqkv.get(), d_dout.get(), d_qkv.get(), d_out.get(), d_lse.get(), s.B, s.T, C, s.NH);
     expect_close(download(d_dqkv), dqkv, relative_to_max(btol, dqkv), what + " dqkv (+=)");
-    if (run == 0) first = download_bytes(d_dqkv);
-    else expect_bit_identical(download_bytes(d_dqkv), first, what + " dqkv determinism");
+    if (run == 0)
+      first = download_bytes(d_dqkv);
+    else
+      expect_bit_identical(download_bytes(d_dqkv), first, what + " dqkv determinism");
   }
 }
 

@@ -81,8 +81,10 @@ TEST(ElementwiseGpu, ResidualBF16) {
 TEST(GpuTestUtil, DeviceDetectionGivesAReason) {
   std::string reason;
   const bool ok = cuda_device_available(&reason);
-  if (!ok) EXPECT_FALSE(reason.empty());
-  else EXPECT_TRUE(reason.empty());
+  if (!ok)
+    EXPECT_FALSE(reason.empty());
+  else
+    EXPECT_TRUE(reason.empty());
 }
 
 }  // namespace

@@ -16,8 +16,8 @@ using namespace tt::kernels;
 struct Shape {
   int B, T, C, Vp, vocab_used;  // tokens drawn from [0, vocab_used)
 };
-const Shape kShapes[] = {{1, 1, 1, 1, 1}, {2, 5, 7, 11, 11}, {4, 33, 300, 1000, 7}, {3, 64, 257, 70, 70},
-                         {8, 128, 768, 2049, 2049}};
+const Shape kShapes[] = {
+    {1, 1, 1, 1, 1}, {2, 5, 7, 11, 11}, {4, 33, 300, 1000, 7}, {3, 64, 257, 70, 70}, {8, 128, 768, 2049, 2049}};
 
 template <typename T>
 void check(Shape s, bool hot_token) {

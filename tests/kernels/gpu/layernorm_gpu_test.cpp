@@ -19,8 +19,8 @@ const Shape kShapes[] = {{1, 1}, {3, 7}, {17, 33}, {64, 768}, {300, 129}, {1030,
 
 template <typename T>
 void check_forward(Shape s) {
-  const std::string what = std::string("layernorm ") + dtype_label<T>() + " N=" + std::to_string(s.N) +
-                           " C=" + std::to_string(s.C);
+  const std::string what =
+      std::string("layernorm ") + dtype_label<T>() + " N=" + std::to_string(s.N) + " C=" + std::to_string(s.C);
   const size_t nc = static_cast<size_t>(s.N) * s.C;
   const auto inp = storage_round<T>(random_floats(nc, 1, -2.f, 3.f));
   const auto w = storage_round<T>(random_floats(s.C, 2, 0.5f, 1.5f)), b = storage_round<T>(random_floats(s.C, 3));
@@ -40,8 +40,8 @@ void check_forward(Shape s) {
   auto d_a2 = upload<T>(a2);
   DeviceBuffer<T> d_res(nc);
   d_res.poison(), d_out.poison(), d_mean.poison(), d_rstd.poison();
-  fused_residual_layernorm_forward_cuda(d_res.get(), d_out.get(), d_mean.get(), d_rstd.get(), d_inp.get(),
-                                        d_a2.get(), d_w.get(), d_b.get(), s.N, s.C);
+  fused_residual_layernorm_forward_cuda(d_res.get(), d_out.get(), d_mean.get(), d_rstd.get(), d_inp.get(), d_a2.get(),
+                                        d_w.get(), d_b.get(), s.N, s.C);
   std::vector<float> res(nc);
   for (size_t i = 0; i < nc; ++i) res[i] = inp[i] + a2[i];
   res = storage_round<T>(res);
@@ -52,16 +52,16 @@ void check_forward(Shape s) {
 
   // In place: residual written over inp1.
   d_out.poison();
-  fused_residual_layernorm_forward_cuda(d_inp.get(), d_out.get(), nullptr, nullptr, d_inp.get(), d_a2.get(),
-                                        d_w.get(), d_b.get(), s.N, s.C);
+  fused_residual_layernorm_forward_cuda(d_inp.get(), d_out.get(), nullptr, nullptr, d_inp.get(), d_a2.get(), d_w.get(),
+                                        d_b.get(), s.N, s.C);
   expect_close(download(d_inp), res, kF32Tolerance, what + " fused residual in place");
   expect_close(download(d_out), out, default_tolerance<T>(), what + " fused out in place");
 }
 
 template <typename T>
 void check_backward(Shape s) {
-  const std::string what = std::string("layernorm backward ") + dtype_label<T>() + " N=" + std::to_string(s.N) +
-                           " C=" + std::to_string(s.C);
+  const std::string what =
+      std::string("layernorm backward ") + dtype_label<T>() + " N=" + std::to_string(s.N) + " C=" + std::to_string(s.C);
   const size_t nc = static_cast<size_t>(s.N) * s.C;
   const auto inp = storage_round<T>(random_floats(nc, 1, -2.f, 3.f));
   const auto w = storage_round<T>(random_floats(s.C, 2, 0.5f, 1.5f)), b = storage_round<T>(random_floats(s.C, 3));
@@ -71,16 +71,16 @@ void check_backward(Shape s) {
   std::vector<float> out(nc), mean(s.N), rstd(s.N);
   layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), s.N, s.C);
   auto dinp = dinp0, dw = dw0, db = db0;
-  layernorm_backward_cpu(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), mean.data(),
-                         rstd.data(), s.N, s.C);
+  layernorm_backward_cpu(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), mean.data(), rstd.data(),
+                         s.N, s.C);
 
   auto d_inp = upload<T>(inp), d_w = upload<T>(w), d_dout = upload<T>(dout);
   auto d_mean = upload<float>(mean), d_rstd = upload<float>(rstd);
   std::vector<uint8_t> first_dw, first_db;
   for (int run = 0; run < 2; ++run) {
     auto d_dinp = upload<T>(dinp0), d_dw = upload<T>(dw0), d_db = upload<T>(db0);
-    layernorm_backward_cuda(d_dinp.get(), d_dw.get(), d_db.get(), d_dout.get(), d_inp.get(), d_w.get(),
-                            d_mean.get(), d_rstd.get(), s.N, s.C);
+    layernorm_backward_cuda(d_dinp.get(), d_dw.get(), d_db.get(), d_dout.get(), d_inp.get(), d_w.get(), d_mean.get(),
+                            d_rstd.get(), s.N, s.C);
     const Tolerance tol = default_tolerance<T>();
     expect_close(download(d_dinp), dinp, relative_to_max(tol, dinp), what + " dinp");
     expect_close(download(d_dw), dw, relative_to_max(tol, dw), what + " dweight");

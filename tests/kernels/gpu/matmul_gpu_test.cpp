@@ -55,8 +55,8 @@ void check_forward_backward(Shape s, bool fused, bool with_bias) {
   const auto dinp0 = storage_round<T>(random_floats(mk, 5)), dw0 = storage_round<T>(random_floats(nk, 6)),
              db0 = storage_round<T>(random_floats(s.N, 7));
   auto dinp = dinp0, dw = dw0, db = db0;
-  matmul_backward_cpu(dinp.data(), dw.data(), with_bias ? db.data() : nullptr, dout.data(), inp.data(), w.data(),
-                      s.M, s.K, s.N);
+  matmul_backward_cpu(dinp.data(), dw.data(), with_bias ? db.data() : nullptr, dout.data(), inp.data(), w.data(), s.M,
+                      s.K, s.N);
   auto d_dout = upload<T>(dout);
   std::vector<uint8_t> first_dinp, first_dw, first_db;
   for (int run = 0; run < 2; ++run) {

@@ -36,21 +36,22 @@ void check(Shape s) {
     DeviceBuffer<float> d_losses(s.N);
     DeviceBuffer<T> d_dlogits(nv);
     d_losses.poison(), d_dlogits.poison();
-    softmax_cross_entropy_cuda(d_losses.get(), d_dlogits.get(), d_logits.get(), d_targets.get(), s.N, s.V, s.Vp,
-                               dloss);
+    softmax_cross_entropy_cuda(d_losses.get(), d_dlogits.get(), d_logits.get(), d_targets.get(), s.N, s.V, s.Vp, dloss);
     expect_close(download(d_losses), losses, {1e-5, 1e-5}, what + " losses");
     const auto got = download(d_dlogits);
     expect_close(got, dlogits, grad_tol, what + " dlogits");
     for (int n = 0; n < s.N; ++n)
       for (int j = s.V; j < s.Vp; ++j) ASSERT_EQ(got[size_t(n) * s.Vp + j], 0.0f) << what << " padding";
-    if (run == 0) first = download_bytes(d_dlogits);
-    else expect_bit_identical(download_bytes(d_dlogits), first, what + " determinism");
+    if (run == 0)
+      first = download_bytes(d_dlogits);
+    else
+      expect_bit_identical(download_bytes(d_dlogits), first, what + " determinism");
   }
   // Losses only, then in place (the gradient overwrites the logits).
   DeviceBuffer<float> d_losses(s.N);
   d_losses.poison();
-  softmax_cross_entropy_cuda(d_losses.get(), static_cast<T*>(nullptr), d_logits.get(), d_targets.get(), s.N, s.V,
-                             s.Vp, dloss);
+  softmax_cross_entropy_cuda(d_losses.get(), static_cast<T*>(nullptr), d_logits.get(), d_targets.get(), s.N, s.V, s.Vp,
+                             dloss);
   expect_close(download(d_losses), losses, {1e-5, 1e-5}, what + " losses only");
   d_losses.poison();
   softmax_cross_entropy_cuda(d_losses.get(), d_logits.get(), d_logits.get(), d_targets.get(), s.N, s.V, s.Vp, dloss);

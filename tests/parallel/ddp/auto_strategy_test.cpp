@@ -12,26 +12,30 @@ namespace {
 
 TEST(AutoStrategy, PlannerPickIsAppliedAndForcedFieldsWin) {
   test::TempDir dir;
-  auto synth = test::run_topotrain("data synth --out " + dir.file("data") +
-                                   " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 100000 --val-tokens 20000");
+  auto synth =
+      test::run_topotrain("data synth --out " + dir.file("data") +
+                          " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 100000 --val-tokens 20000");
   ASSERT_EQ(synth.exit_code, 0) << synth.output;
-  const std::string base = "mpirun --allow-run-as-root --oversubscribe -np 2 " + std::string(TT_BINARY) +
-                           " train --config " + test::source_dir() + "/examples/gpt2-tiny-synth.pbtxt" +
-                           " --set data.train=" + dir.file("data/train.bin") + " --set data.val=" +
-                           dir.file("data/val.bin") + " --set model.vocab_size=16 --set train.steps=4" +
-                           " --set optimizer.warmup_steps=1 --set parallel.strategy=auto";
+  const std::string base =
+      "mpirun --allow-run-as-root --oversubscribe -np 2 " + std::string(TT_BINARY) + " train --config " +
+      test::source_dir() + "/examples/gpt2-tiny-synth.pbtxt" + " --set data.train=" + dir.file("data/train.bin") +
+      " --set data.val=" + dir.file("data/val.bin") + " --set model.vocab_size=16 --set train.steps=4" +
+      " --set optimizer.warmup_steps=1 --set parallel.strategy=auto";
 
   auto picked = test::run_command(base + " --set logging.run_dir=" + dir.file("auto"));
   ASSERT_EQ(picked.exit_code, 0) << picked.output;
   std::smatch pick, applied;
-  ASSERT_TRUE(std::regex_search(picked.output, pick, std::regex("strategy auto: \\S+ (fp32|bf16|int8\\+ef) ring \\S+ zero([012])")))
+  ASSERT_TRUE(std::regex_search(picked.output, pick,
+                                std::regex("strategy auto: \\S+ (fp32|bf16|int8\\+ef) ring \\S+ zero([012])")))
       << picked.output;
-  ASSERT_TRUE(std::regex_search(picked.output, applied, std::regex("zero_stage ([012]) \\| gradients (\\w+)"))) << picked.output;
+  ASSERT_TRUE(std::regex_search(picked.output, applied, std::regex("zero_stage ([012]) \\| gradients (\\w+)")))
+      << picked.output;
   EXPECT_EQ(pick[2], applied[1]) << "the trainer must run the planner's ZeRO stage";
   const std::string payload = pick[1] == "fp32" ? "none" : pick[1] == "bf16" ? "bf16" : "int8";
   EXPECT_EQ(applied[2], payload) << "the trainer must run the planner's payload";
 
-  auto forced = test::run_command(base + " --set logging.run_dir=" + dir.file("forced") + " --set parallel.zero_stage=2");
+  auto forced =
+      test::run_command(base + " --set logging.run_dir=" + dir.file("forced") + " --set parallel.zero_stage=2");
   ASSERT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_NE(forced.output.find("zero_stage 2 | gradients none"), std::string::npos) << forced.output;
 }

@@ -45,16 +45,18 @@ std::map<int, StepRecord> read_metrics(const std::string& path) {
 class DataParallel : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto r = test::run_topotrain("data synth --out " + dir_.file("data") +
-                                 " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 300000 --val-tokens 40000");
+    auto r = test::run_topotrain(
+        "data synth --out " + dir_.file("data") +
+        " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 300000 --val-tokens 40000");
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
 
   // Runs `topotrain train` on `ranks` processes (plain process for 1) into run_dir; returns output.
   test::CommandResult train(int ranks, const std::string& run_dir, const std::string& extra) {
     const std::string args = "train --config " + test::source_dir() + "/examples/gpt2-tiny-synth.pbtxt" +
-                             " --set data.train=" + dir_.file("data/train.bin") + " --set data.val=" +
-                             dir_.file("data/val.bin") + " --set logging.run_dir=" + dir_.file(run_dir) +
+                             " --set data.train=" + dir_.file("data/train.bin") +
+                             " --set data.val=" + dir_.file("data/val.bin") +
+                             " --set logging.run_dir=" + dir_.file(run_dir) +
                              " --set model.vocab_size=16 --set train.batch_size=4 --set train.steps=12" +
                              " --set optimizer.warmup_steps=3 --set train.log_every=4 --set train.val_every=6" +
                              " --set checkpoint.every=0 --set parallel.timeout_s=60 " + extra;
@@ -134,7 +136,8 @@ TEST_F(DataParallel, ResumeSameRanksBitExactAndOtherRanksContinues) {
 
   for (const std::string& run : {std::string("same"), std::string("other")}) {
     fs::create_directories(dir_.file(run + "/checkpoints"));
-    fs::copy_file(checkpoint_path(dir_.file("full/checkpoints"), 6), checkpoint_path(dir_.file(run + "/checkpoints"), 6));
+    fs::copy_file(checkpoint_path(dir_.file("full/checkpoints"), 6),
+                  checkpoint_path(dir_.file(run + "/checkpoints"), 6));
   }
   auto same = train(2, "same", common + " --resume");
   ASSERT_EQ(same.exit_code, 0) << same.output;
@@ -162,8 +165,9 @@ namespace {
 // int8 gradients with error feedback train as well as fp32 on the synthetic corpus; the run (and
 // its per-rank residuals) resumes bit-exactly.
 TEST_F(DataParallel, Int8WithErrorFeedbackTracksUncompressedAndResumesExactly) {
-  const std::string common = "--set train.steps=300 --set train.batch_size=8 --set train.val_every=0"
-                             " --set optimizer.warmup_steps=30 --set train.log_every=100";
+  const std::string common =
+      "--set train.steps=300 --set train.batch_size=8 --set train.val_every=0"
+      " --set optimizer.warmup_steps=30 --set train.log_every=100";
   auto fp32 = train(2, "fp32", common);
   ASSERT_EQ(fp32.exit_code, 0) << fp32.output;
   auto int8 = train(2, "int8", common + " --set parallel.grad_compression=int8 --set checkpoint.every=150");
@@ -176,8 +180,10 @@ TEST_F(DataParallel, Int8WithErrorFeedbackTracksUncompressedAndResumesExactly) {
   EXPECT_LE(std::fabs(std::stod(a[1]) - std::stod(b[1])), 0.02 * std::stod(a[1]));
 
   fs::create_directories(dir_.file("int8_resumed/checkpoints"));
-  fs::copy_file(checkpoint_path(dir_.file("int8/checkpoints"), 150), checkpoint_path(dir_.file("int8_resumed/checkpoints"), 150));
-  auto resumed = train(2, "int8_resumed", common + " --set parallel.grad_compression=int8 --set checkpoint.every=150 --resume");
+  fs::copy_file(checkpoint_path(dir_.file("int8/checkpoints"), 150),
+                checkpoint_path(dir_.file("int8_resumed/checkpoints"), 150));
+  auto resumed =
+      train(2, "int8_resumed", common + " --set parallel.grad_compression=int8 --set checkpoint.every=150 --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   const auto full = read_metrics(dir_.file("int8/metrics.jsonl"));
   const auto after = read_metrics(dir_.file("int8_resumed/metrics.jsonl"));

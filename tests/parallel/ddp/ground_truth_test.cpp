@@ -66,8 +66,9 @@ class GroundTruth : public ::testing::Test {
     const std::string why = unavailable_reason();
     if (!why.empty()) GTEST_SKIP() << why;
     sweep_stale_namespaces("ttgt");
-    const auto r = run_topotrain("data synth --out " + dir_.file("data") +
-                                 " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 100000 --val-tokens 20000");
+    const auto r =
+        run_topotrain("data synth --out " + dir_.file("data") +
+                      " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 100000 --val-tokens 20000");
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
   // 4 x 256 GPT (3.2M params), 32 tokens per rank and step: comm-bound at 1 Gbit/s.
@@ -77,11 +78,12 @@ class GroundTruth : public ::testing::Test {
   }
   std::string train_args(const std::string& run_dir, const std::string& compression) const {
     return std::string(TT_BINARY) + " train --config " + source_dir() + "/examples/gpt2-tiny-synth.pbtxt" +
-           model_sets() + " --set data.train=" + dir_.file("data/train.bin") + " --set data.val=" +
-           dir_.file("data/val.bin") + " --set logging.run_dir=" + run_dir +
+           model_sets() + " --set data.train=" + dir_.file("data/train.bin") +
+           " --set data.val=" + dir_.file("data/val.bin") + " --set logging.run_dir=" + run_dir +
            " --set train.steps=10 --set train.val_every=0 --set train.log_every=1000 --set checkpoint.every=0"
            " --set optimizer.warmup_steps=2 --set parallel.timeout_s=30 --set parallel.bucket_cap_mb=25"
-           " --set parallel.zero_stage=0 --set parallel.grad_compression=" + compression;
+           " --set parallel.zero_stage=0 --set parallel.grad_compression=" +
+           compression;
   }
   TempDir dir_;
 };
@@ -95,7 +97,8 @@ TEST_F(GroundTruth, OneGbitAllReduceAndCompressionMatchTheCalibratedModel) {
 
   // 1. Calibrate, measure, predict.
   const std::string topo = dir_.file("topology.pbtxt");
-  auto r = run_command(net.mpirun(std::string(TT_BINARY) + " probe --no-gpu --dump " + topo + " --sizes 64K,16M --iters 3"));
+  auto r =
+      run_command(net.mpirun(std::string(TT_BINARY) + " probe --no-gpu --dump " + topo + " --sizes 64K,16M --iters 3"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = run_command(net.mpirun(std::string(TT_BINARY) + " bench comm --ops all_reduce --sizes 16M --iters 3 --warmup 1"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -129,21 +132,23 @@ TEST_F(GroundTruth, OneGbitAllReduceAndCompressionMatchTheCalibratedModel) {
   const double compute_s = std::max(1e-3, fp32_step - fp32_exposed);
   const auto plan = run_topotrain("plan --config " + source_dir() + "/examples/gpt2-tiny-synth.pbtxt" + model_sets() +
                                   " --topology " + topo + " --backward-s " + std::to_string(2 * compute_s / 3) +
-                                  " --forward-s " + std::to_string(compute_s / 3) +
-                                  " --json --top 0");
+                                  " --forward-s " + std::to_string(compute_s / 3) + " --json --top 0");
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
   const auto j = nlohmann::json::parse(plan.output);
   double pred_fp32 = NAN, pred_int8 = NAN;
   for (const auto& c : j.at("candidates")) {
-    if (c.at("bucket_mb").get<double>() != 25 || c.at("zero_stage").get<int>() != 0 || c.at("shape") != "ring") continue;
+    if (c.at("bucket_mb").get<double>() != 25 || c.at("zero_stage").get<int>() != 0 || c.at("shape") != "ring")
+      continue;
     if (c.at("payload") == "fp32") pred_fp32 = c.at("step_s").get<double>();
     if (c.at("payload") == "int8+ef") pred_int8 = c.at("step_s").get<double>();
   }
   EXPECT_LT(pred_int8, pred_fp32) << plan.output;
   EXPECT_NE(j.at("pick").at("payload").get<std::string>(), "fp32") << "planner pick: " << j.at("pick").dump();
-  std::printf("16 MiB all_reduce: model %.1f ms, measured %.1f ms; step fp32 %.1f ms, int8 %.1f ms (predicted %.1f, %.1f); "
-              "exposed fp32 %.1f ms, int8 %.1f ms\n", predicted_s * 1e3, measured_s * 1e3, fp32_step * 1e3,
-              int8_step * 1e3, pred_fp32 * 1e3, pred_int8 * 1e3, fp32_exposed * 1e3, int8_exposed * 1e3);
+  std::printf(
+      "16 MiB all_reduce: model %.1f ms, measured %.1f ms; step fp32 %.1f ms, int8 %.1f ms (predicted %.1f, %.1f); "
+      "exposed fp32 %.1f ms, int8 %.1f ms\n",
+      predicted_s * 1e3, measured_s * 1e3, fp32_step * 1e3, int8_step * 1e3, pred_fp32 * 1e3, pred_int8 * 1e3,
+      fp32_exposed * 1e3, int8_exposed * 1e3);
 }
 
 }  // namespace

@@ -246,7 +246,8 @@ TEST_F(DdpSignals, SigintToOneRankStopsAllRanksAtOneStepAndResumesBitForBit) {
     BackgroundJob job(train_command(run, kSteps), dir_.file("interrupted.log"));
     ASSERT_TRUE(job.started());
     ASSERT_TRUE(job.wait_until([&] { return count_lines(run + "/metrics.jsonl") >= 50; }, 60))
-        << "run did not reach step 50 (exit " << job.early_exit_code() << "):\n" << job.output();
+        << "run did not reach step 50 (exit " << job.early_exit_code() << "):\n"
+        << job.output();
     const pid_t rank1 = find_rank_pid(job.pid(), 1);
     ASSERT_GT(rank1, 0) << "no descendant of mpirun " << job.pid() << " has OMPI_COMM_WORLD_RANK=1";
     ASSERT_NE(find_rank_pid(job.pid(), 0), rank1);
@@ -256,7 +257,8 @@ TEST_F(DdpSignals, SigintToOneRankStopsAllRanksAtOneStepAndResumesBitForBit) {
     ASSERT_NE(code, -1) << "mpirun still running 60 s after SIGINT to rank 1:\n" << out;
     EXPECT_EQ(code, 130) << out;
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(out, m, std::regex("stopped by signal after step (\\d+); checkpoint written"))) << out;
+    ASSERT_TRUE(std::regex_search(out, m, std::regex("stopped by signal after step (\\d+); checkpoint written")))
+        << out;
     stopped_at = std::stoi(m[1]);
     EXPECT_GE(stopped_at, 50) << out;
     ASSERT_LT(stopped_at, kSteps) << "the run finished before the signal took effect:\n" << out;
@@ -302,8 +304,10 @@ TEST_F(DdpSignals, KilledRankEndsJobQuicklyNamingIt) {
   ASSERT_NE(code, -1) << "mpirun still running 60 s after rank 1 was killed:\n" << out;
   EXPECT_EQ(code, 137) << out;
   EXPECT_LT(seconds, 30) << out;
-  EXPECT_TRUE(std::regex_search(out, std::regex("(mpirun|mpiexec) noticed that process rank 1 with PID \\d+ on node \\S+ "
-                                                "exited on signal 9"))) << out;
+  EXPECT_TRUE(
+      std::regex_search(out, std::regex("(mpirun|mpiexec) noticed that process rank 1 with PID \\d+ on node \\S+ "
+                                        "exited on signal 9")))
+      << out;
   EXPECT_TRUE(std::regex_search(out, std::regex("\\[tt rank 0\\] note: terminated while in collective \\w+ #\\d+ "
                                                 "\\(step \\d+, [^)]*\\), pending for")))
       << out;

@@ -36,13 +36,38 @@ std::vector<uint8_t> encode(const std::vector<double>& v, DType t) {
   for (size_t i = 0; i < v.size(); ++i) {
     uint8_t* p = out.data() + i * dtype_size(t);
     switch (t) {
-      case DType::kF32: { const float f = float(v[i]); std::memcpy(p, &f, 4); break; }
-      case DType::kBF16: { const uint16_t h = f32_to_bf16(float(v[i])); std::memcpy(p, &h, 2); break; }
-      case DType::kF16: { const uint16_t h = f32_to_f16(float(v[i])); std::memcpy(p, &h, 2); break; }
-      case DType::kI32: { const int32_t x = int32_t(v[i]); std::memcpy(p, &x, 4); break; }
-      case DType::kU32: { const uint32_t x = uint32_t(v[i]); std::memcpy(p, &x, 4); break; }
-      case DType::kI8: { const int8_t x = int8_t(v[i]); std::memcpy(p, &x, 1); break; }
-      default: ADD_FAILURE() << "dtype";
+      case DType::kF32: {
+        const float f = float(v[i]);
+        std::memcpy(p, &f, 4);
+        break;
+      }
+      case DType::kBF16: {
+        const uint16_t h = f32_to_bf16(float(v[i]));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::kF16: {
+        const uint16_t h = f32_to_f16(float(v[i]));
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case DType::kI32: {
+        const int32_t x = int32_t(v[i]);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DType::kU32: {
+        const uint32_t x = uint32_t(v[i]);
+        std::memcpy(p, &x, 4);
+        break;
+      }
+      case DType::kI8: {
+        const int8_t x = int8_t(v[i]);
+        std::memcpy(p, &x, 1);
+        break;
+      }
+      default:
+        ADD_FAILURE() << "dtype";
     }
   }
   return out;
@@ -52,13 +77,34 @@ double decode(const uint8_t* base, int64_t i, DType t) {
   const uint8_t* p = base + size_t(i) * dtype_size(t);
   uint16_t h;
   switch (t) {
-    case DType::kF32: { float f; std::memcpy(&f, p, 4); return f; }
-    case DType::kBF16: std::memcpy(&h, p, 2); return bf16_to_f32(h);
-    case DType::kF16: std::memcpy(&h, p, 2); return f16_to_f32(h);
-    case DType::kI32: { int32_t x; std::memcpy(&x, p, 4); return x; }
-    case DType::kU32: { uint32_t x; std::memcpy(&x, p, 4); return x; }
-    case DType::kI8: { int8_t x; std::memcpy(&x, p, 1); return x; }
-    default: return NAN;
+    case DType::kF32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DType::kBF16:
+      std::memcpy(&h, p, 2);
+      return bf16_to_f32(h);
+    case DType::kF16:
+      std::memcpy(&h, p, 2);
+      return f16_to_f32(h);
+    case DType::kI32: {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+    case DType::kU32: {
+      uint32_t x;
+      std::memcpy(&x, p, 4);
+      return x;
+    }
+    case DType::kI8: {
+      int8_t x;
+      std::memcpy(&x, p, 1);
+      return x;
+    }
+    default:
+      return NAN;
   }
 }
 
@@ -72,12 +118,18 @@ double reference(DType t, ReduceOp op, int n, int64_t i) {
   if (op == ReduceOp::kMax) return mx;
   if (op == ReduceOp::kSum) return sum;
   switch (t) {  // avg: sum, then divide as the dtype does
-    case DType::kI32: return double(int32_t(sum) / n);
-    case DType::kU32: return double(uint32_t(sum) / uint32_t(n));
-    case DType::kF32: return double(float(sum) / float(n));
-    case DType::kBF16: return bf16_to_f32(f32_to_bf16(float(sum) / float(n)));
-    case DType::kF16: return f16_to_f32(f32_to_f16(float(sum) / float(n)));
-    default: return NAN;
+    case DType::kI32:
+      return double(int32_t(sum) / n);
+    case DType::kU32:
+      return double(uint32_t(sum) / uint32_t(n));
+    case DType::kF32:
+      return double(float(sum) / float(n));
+    case DType::kBF16:
+      return bf16_to_f32(f32_to_bf16(float(sum) / float(n)));
+    case DType::kF16:
+      return f16_to_f32(f32_to_f16(float(sum) / float(n)));
+    default:
+      return NAN;
   }
 }
 
@@ -112,8 +164,8 @@ void check_all_reduce(DType t, ReduceOp op, int64_t n) {
   auto& c = mpi_comm();
   std::vector<uint8_t> buf = encode(rank_input(t, c.rank(), n), t);
   c.all_reduce(buf.data(), n, t, op)->wait();
-  expect_elements(buf.data(), n, t, [&](int64_t i) { return reference(t, op, c.size(), i); },
-                  label("all_reduce", t, op, n));
+  expect_elements(
+      buf.data(), n, t, [&](int64_t i) { return reference(t, op, c.size(), i); }, label("all_reduce", t, op, n));
 }
 
 void check_reduce_scatter(DType t, ReduceOp op, int64_t block) {
@@ -122,8 +174,9 @@ void check_reduce_scatter(DType t, ReduceOp op, int64_t block) {
   std::vector<uint8_t> recv(size_t(block) * dtype_size(t) + 1, 0xAB);
   c.reduce_scatter(send.data(), recv.data(), block, t, op)->wait();
   const int64_t base = block * c.rank();
-  expect_elements(recv.data(), block, t, [&](int64_t i) { return reference(t, op, c.size(), base + i); },
-                  label("reduce_scatter", t, op, block));
+  expect_elements(
+      recv.data(), block, t, [&](int64_t i) { return reference(t, op, c.size(), base + i); },
+      label("reduce_scatter", t, op, block));
   EXPECT_EQ(recv.back(), 0xAB) << "reduce_scatter wrote past its block";
 }
 
@@ -144,8 +197,9 @@ void check_reduce_scatter_v(DType t, ReduceOp op, int64_t base) {
   std::vector<uint8_t> send = encode(rank_input(t, c.rank(), total), t);
   std::vector<uint8_t> recv(size_t(counts[c.rank()]) * dtype_size(t) + 1, 0xAB);
   c.reduce_scatter_v(send.data(), recv.data(), counts, t, op)->wait();
-  expect_elements(recv.data(), counts[c.rank()], t, [&](int64_t i) { return reference(t, op, c.size(), offset + i); },
-                  label("reduce_scatter_v", t, op, total));
+  expect_elements(
+      recv.data(), counts[c.rank()], t, [&](int64_t i) { return reference(t, op, c.size(), offset + i); },
+      label("reduce_scatter_v", t, op, total));
   EXPECT_EQ(recv.back(), 0xAB) << "reduce_scatter_v wrote past its block";
 }
 
@@ -160,8 +214,9 @@ void check_all_gather(DType t, int64_t block, bool in_place) {
     send = recv.data() + size_t(block * c.rank()) * es;
   }
   c.all_gather(send, recv.data(), block, t)->wait();
-  expect_elements(recv.data(), block * c.size(), t, [&](int64_t i) { return input(t, int(i / block), i % block); },
-                  str("all_gather ", dtype_name(t), " block=", block, in_place ? " in place" : ""));
+  expect_elements(
+      recv.data(), block * c.size(), t, [&](int64_t i) { return input(t, int(i / block), i % block); },
+      str("all_gather ", dtype_name(t), " block=", block, in_place ? " in place" : ""));
 }
 
 void check_all_gather_v(DType t, int64_t base) {
@@ -176,8 +231,9 @@ void check_all_gather_v(DType t, int64_t base) {
   std::vector<uint8_t> mine = encode(rank_input(t, c.rank(), counts[c.rank()]), t);
   std::vector<uint8_t> recv(owner.size() * dtype_size(t), 0);
   c.all_gather_v(mine.data(), recv.data(), counts, t)->wait();
-  expect_elements(recv.data(), int64_t(owner.size()), t, [&](int64_t i) { return input(t, int(owner[i]), index[i]); },
-                  str("all_gather_v ", dtype_name(t), " total=", owner.size()));
+  expect_elements(
+      recv.data(), int64_t(owner.size()), t, [&](int64_t i) { return input(t, int(owner[i]), index[i]); },
+      str("all_gather_v ", dtype_name(t), " total=", owner.size()));
 }
 
 // Rank r sends block d = input(t, r, d*block + i); it receives from rank s input(t, s, me*block + i).
@@ -189,8 +245,9 @@ void check_all_to_all(DType t, int64_t block) {
   std::vector<uint8_t> recv(size_t(total) * es + 1, 0xAB);
   c.all_to_all(send.data(), recv.data(), block, t)->wait();
   const int64_t me = c.rank();
-  expect_elements(recv.data(), total, t, [&](int64_t i) { return input(t, int(i / block), me * block + i % block); },
-                  str("all_to_all ", dtype_name(t), " block=", block));
+  expect_elements(
+      recv.data(), total, t, [&](int64_t i) { return input(t, int(i / block), me * block + i % block); },
+      str("all_to_all ", dtype_name(t), " block=", block));
   EXPECT_EQ(recv.back(), 0xAB) << "all_to_all wrote past its blocks";
 }
 
@@ -267,9 +324,9 @@ TEST(MpiComm, AllToAllQueuedWithOtherCollectives) {
   EXPECT_EQ(v[1000], float(c.size()));
   const int64_t me = c.rank();
   for (int k = 0; k < 3; ++k)
-    expect_elements(recvs[k].data(), block * c.size(), t,
-                    [&](int64_t i) { return input(t, int(i / block), k + me * block + i % block); },
-                    str("queued all_to_all ", k));
+    expect_elements(
+        recvs[k].data(), block * c.size(), t,
+        [&](int64_t i) { return input(t, int(i / block), k + me * block + i % block); }, str("queued all_to_all ", k));
 }
 
 TEST(MpiComm, BroadcastFromEveryRoot) {
@@ -282,8 +339,9 @@ TEST(MpiComm, BroadcastFromEveryRoot) {
           for (double& x : v) x += 1;
         std::vector<uint8_t> buf = encode(v, t);
         c.broadcast(buf.data(), n, t, root)->wait();
-        expect_elements(buf.data(), n, t, [&](int64_t i) { return input(t, root, i); },
-                        str("broadcast ", dtype_name(t), " root ", root, " n=", n));
+        expect_elements(
+            buf.data(), n, t, [&](int64_t i) { return input(t, root, i); },
+            str("broadcast ", dtype_name(t), " root ", root, " n=", n));
       }
 }
 
@@ -324,10 +382,12 @@ TEST(MpiComm, OverlapsWithCompute) {
     EXPECT_GT(w->elapsed_s(), 0.0);
   }
   for (int k = 0; k < 4; ++k)
-    expect_elements(bufs[k].data(), n, t, [&](int64_t i) { return reference(t, kOps[k % 3], c.size(), i); },
-                    str("overlapped all_reduce ", k));
-  expect_elements(gathered.data(), n * c.size(), t, [&](int64_t i) { return input(t, int(i / n), i % n); },
-                  "overlapped all_gather");
+    expect_elements(
+        bufs[k].data(), n, t, [&](int64_t i) { return reference(t, kOps[k % 3], c.size(), i); },
+        str("overlapped all_reduce ", k));
+  expect_elements(
+      gathered.data(), n * c.size(), t, [&](int64_t i) { return input(t, int(i / n), i % n); },
+      "overlapped all_gather");
 }
 
 // The progress thread completes a collective while the caller sleeps without entering MPI.
@@ -455,7 +515,8 @@ void check_compressed_reducer(GradCompression compression, bool feedback) {
           const int64_t lo = b.begin + (i - b.begin) / kInt8Block * kInt8Block, hi = std::min(b.end, lo + kInt8Block);
           double absmax = 0;
           for (int r = 0; r < world; ++r)
-            for (int64_t j = lo; j < hi; ++j) absmax = std::max(absmax, double(std::fabs(inputs[size_t(r)][size_t(j)])));
+            for (int64_t j = lo; j < hi; ++j)
+              absmax = std::max(absmax, double(std::fabs(inputs[size_t(r)][size_t(j)])));
           tol = 2 * absmax / 127 * 1.0001;
         }
         if (std::fabs(got[i] - mean) > tol + 1e-12) {

@@ -36,10 +36,14 @@ int main(int argc, char** argv) {
   int victim = 1, at = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--mode") mode = v;
-    else if (k == "--timeout") timeout = std::atof(v.c_str());
-    else if (k == "--victim") victim = std::atoi(v.c_str());
-    else if (k == "--at") at = std::atoi(v.c_str());
+    if (k == "--mode")
+      mode = v;
+    else if (k == "--timeout")
+      timeout = std::atof(v.c_str());
+    else if (k == "--victim")
+      victim = std::atoi(v.c_str());
+    else if (k == "--at")
+      at = std::atoi(v.c_str());
     else {
       std::fprintf(stderr, "fault_driver: unknown option %s\n", k.c_str());
       return 2;

@@ -6,8 +6,6 @@
 //
 // Every test skips itself when no CUDA device is visible (CI), except NoDeviceIsAConfigError, which
 // runs only there.
-#include "parallel/comm/nccl/nccl_communicator.h"
-
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -23,6 +21,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "parallel/comm/local/local_communicator.h"
+#include "parallel/comm/nccl/nccl_communicator.h"
 
 namespace tt::parallel {
 namespace {
@@ -66,7 +65,9 @@ std::vector<uint8_t> pattern(DType t, int64_t n, int salt = 0) {
     const float f = float((i * 37 + salt * 11) % 1000) * 0.25f - 100.0f;
     uint8_t* dst = out.data() + size_t(i) * dtype_size(t);
     switch (t) {
-      case DType::kF32: std::memcpy(dst, &f, 4); break;
+      case DType::kF32:
+        std::memcpy(dst, &f, 4);
+        break;
       case DType::kBF16: {
         const uint16_t v = f32_to_bf16(f);
         std::memcpy(dst, &v, 2);
@@ -96,7 +97,7 @@ std::vector<uint8_t> pattern(DType t, int64_t n, int salt = 0) {
 }
 
 const DType kReducible[] = {DType::kF32, DType::kBF16, DType::kF16, DType::kI32, DType::kU32};
-const DType kAll[] = {DType::kF32, DType::kBF16, DType::kF16, DType::kI32, DType::kU32,
+const DType kAll[] = {DType::kF32, DType::kBF16, DType::kF16,     DType::kI32,    DType::kU32,
                       DType::kI8,  DType::kU16,  DType::kFP8E4M3, DType::kFP8E5M2};
 const ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax};
 const int64_t kCounts[] = {0, 1, 7, 1023, 100003};
@@ -468,10 +469,12 @@ TEST(NcclMultiGpu, CollectivesAcrossRanks) {
         const int64_t blk = 5;
         DeviceBuffer recv(size_t(blk * n) * 4);
         std::vector<int32_t> mine(static_cast<size_t>(blk), 100 + r);
-        TT_CUDA_CHECK(cudaMemcpy(recv.bytes_at(size_t(r * blk) * 4), mine.data(), size_t(blk) * 4, cudaMemcpyHostToDevice));
+        TT_CUDA_CHECK(
+            cudaMemcpy(recv.bytes_at(size_t(r * blk) * 4), mine.data(), size_t(blk) * 4, cudaMemcpyHostToDevice));
         comm->all_gather(recv.bytes_at(size_t(r * blk) * 4), recv.get(), blk, DType::kI32)->wait();
         const auto got = download_as<int32_t>(recv, size_t(blk * n));
-        for (int64_t i = 0; i < blk * n; ++i) expect(got[size_t(i)] == int32_t(100 + i / blk), str("all_gather [", i, "]"));
+        for (int64_t i = 0; i < blk * n; ++i)
+          expect(got[size_t(i)] == int32_t(100 + i / blk), str("all_gather [", i, "]"));
         std::vector<int32_t> v(3, r);
         DeviceBuffer bb(12);
         bb.upload(as_bytes(v));
@@ -495,7 +498,8 @@ TEST(NcclMultiGpu, CollectivesAcrossRanks) {
         DeviceBuffer gathered(size_t(total) * 4);
         std::vector<float> mine(static_cast<size_t>(counts[size_t(r)]), static_cast<float>(r));
         DeviceBuffer mine_d(std::max<size_t>(mine.size() * 4, 4));
-        if (!mine.empty()) TT_CUDA_CHECK(cudaMemcpy(mine_d.get(), mine.data(), mine.size() * 4, cudaMemcpyHostToDevice));
+        if (!mine.empty())
+          TT_CUDA_CHECK(cudaMemcpy(mine_d.get(), mine.data(), mine.size() * 4, cudaMemcpyHostToDevice));
         comm->all_gather_v(mine_d.get(), gathered.get(), counts, DType::kF32)->wait();
         const auto all = download_as<float>(gathered, size_t(total));
         int64_t at = 0;

@@ -173,9 +173,9 @@ TEST(Planner, ParamGatherBytesFollowTheTrainersPrecision) {
   auto gather = [&](const cost::Cluster& cl) {
     return evaluate_candidate(cl, model, ct, 25, Payload::kFp32, cost::Algorithm::kRing, 1, 0).gather_s;
   };
-  const double ag4 = cost::collective_cost(cost::Collective::kAllGather, cost::Algorithm::kRing,
-                                           4.0 * double(model.num_params), cpu)
-                         .total_s();
+  const double ag4 =
+      cost::collective_cost(cost::Collective::kAllGather, cost::Algorithm::kRing, 4.0 * double(model.num_params), cpu)
+          .total_s();
   EXPECT_DOUBLE_EQ(gather(cpu), ag4);
   EXPECT_DOUBLE_EQ(gather(gpu), cost::collective_cost(cost::Collective::kAllGather, cost::Algorithm::kRing,
                                                       2.0 * double(model.num_params), gpu)

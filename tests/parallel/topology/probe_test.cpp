@@ -67,11 +67,11 @@ TEST(Probe, PerCollectiveFitUsesThatCollectivesRing) {
 TEST(ProbeAssemble, CpuRanksOnOneNodeGetIntraNodeFitsPerCollective) {
   NodeProbe a;
   a.hostname = "a";
-  const Topology t = assemble_topology(
-      {node_fragment(a, "/nonexistent")}, {0, 0},
-      {measurement(4096, 2, 40), measurement(1 << 24, 2, 1e4), measurement(4096, 2, 30, "reduce_scatter"),
-       measurement(1 << 24, 2, 2e4, "reduce_scatter"), measurement(4096, 2, 20, "all_gather"),
-       measurement(1 << 24, 2, 1.5e4, "all_gather")});
+  const Topology t =
+      assemble_topology({node_fragment(a, "/nonexistent")}, {0, 0},
+                        {measurement(4096, 2, 40), measurement(1 << 24, 2, 1e4),
+                         measurement(4096, 2, 30, "reduce_scatter"), measurement(1 << 24, 2, 2e4, "reduce_scatter"),
+                         measurement(4096, 2, 20, "all_gather"), measurement(1 << 24, 2, 1.5e4, "all_gather")});
   EXPECT_NEAR(t.intra_node_busbw_gbps(), (1 << 24) / 1e7, 1e-6);
   ASSERT_EQ(t.collective_fits_size(), 2);
   EXPECT_EQ(t.collective_fits(0).op(), "reduce_scatter");
@@ -301,10 +301,10 @@ TEST(ProbeAssemble, CpuRanksOnTwoNodes) {
   EXPECT_EQ(t.intra_node_busbw_gbps(), 0);
   EXPECT_GT(t.inter_node_busbw_gbps(), 0);
   EXPECT_EQ(t.collective_fits_size(), 0);  // only all_reduce measured
-  const Topology f = assemble_topology(
-      {node_fragment(a, "/nonexistent"), node_fragment(b, "/nonexistent")}, {0, 1, 0, 1},
-      {measurement(4096, 4, 40), measurement(1 << 20, 4, 900), measurement(4096, 4, 50, "all_gather"),
-       measurement(1 << 20, 4, 1500, "all_gather")});
+  const Topology f =
+      assemble_topology({node_fragment(a, "/nonexistent"), node_fragment(b, "/nonexistent")}, {0, 1, 0, 1},
+                        {measurement(4096, 4, 40), measurement(1 << 20, 4, 900), measurement(4096, 4, 50, "all_gather"),
+                         measurement(1 << 20, 4, 1500, "all_gather")});
   ASSERT_EQ(f.collective_fits_size(), 1);
   EXPECT_EQ(f.collective_fits(0).op(), "all_gather");
   EXPECT_EQ(f.collective_fits(0).intra_node_busbw_gbps(), 0);

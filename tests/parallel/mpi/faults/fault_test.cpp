@@ -44,13 +44,13 @@ TEST(MpiFaults, KilledRankEndsJobNamingRankAndCollective) {
 
 // mpirun told not to abort on a failed rank: the survivors' watchdog must end the job itself.
 TEST(MpiFaults, KilledRankWithoutMpirunAbortTimesOutNamingRank) {
-  const Timed t = run_driver(3, "--mode kill --timeout 3 --victim 1 --at 5",
-                             "--mca orte_abort_on_non_zero_status 0");
+  const Timed t = run_driver(3, "--mode kill --timeout 3 --victim 1 --at 5", "--mca orte_abort_on_non_zero_status 0");
   EXPECT_NE(t.r.exit_code, 0) << t.r.output;
   EXPECT_NE(t.r.exit_code, 124) << "hung:\n" << t.r.output;
   EXPECT_LT(t.seconds, 3 + 30) << t.r.output;
-  EXPECT_TRUE(has(t.r.output, "error: collective all_reduce #5 (step 45, 64.0 MiB f32) timed out after 3.0 s "
-                              "waiting for rank(s) 1 (rank 1 not responding"))
+  EXPECT_TRUE(has(t.r.output,
+                  "error: collective all_reduce #5 (step 45, 64.0 MiB f32) timed out after 3.0 s "
+                  "waiting for rank(s) 1 (rank 1 not responding"))
       << t.r.output;
 }
 
@@ -59,8 +59,9 @@ TEST(MpiFaults, SkippedCollectiveTimesOutNamingRank) {
   EXPECT_NE(t.r.exit_code, 0) << t.r.output;
   EXPECT_NE(t.r.exit_code, 124) << "hung:\n" << t.r.output;
   EXPECT_LT(t.seconds, 3 + 30) << t.r.output;
-  EXPECT_TRUE(has(t.r.output, "error: collective all_reduce #4 (step 44, 1.0 MiB f32) timed out after 3.0 s "
-                              "waiting for rank(s) 2 (rank 2 last issued #3)"))
+  EXPECT_TRUE(has(t.r.output,
+                  "error: collective all_reduce #4 (step 44, 1.0 MiB f32) timed out after 3.0 s "
+                  "waiting for rank(s) 2 (rank 2 last issued #3)"))
       << t.r.output;
 }
 
