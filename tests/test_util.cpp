@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -44,6 +45,18 @@ std::string source_dir() { return TT_SOURCE_DIR; }
 std::string shared_dir() {
   std::filesystem::path p = std::filesystem::path(TT_SOURCE_DIR).parent_path() / "shared";
   return std::filesystem::exists(p) ? p.string() : "";
+}
+
+std::map<int, std::string> metric_by_step(const std::string& metrics_path, const std::string& field) {
+  std::map<int, std::string> out;
+  std::ifstream f(metrics_path);
+  std::string line;
+  const std::regex step_re("\"step\":(\\d+)"), value_re("\"" + field + "\":([^,}]+)");
+  while (std::getline(f, line)) {
+    std::smatch s, v;
+    if (std::regex_search(line, s, step_re) && std::regex_search(line, v, value_re)) out[std::stoi(s[1])] = v[1];
+  }
+  return out;
 }
 
 void write_file(const std::string& path, const std::string& content) {

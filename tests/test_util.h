@@ -2,6 +2,7 @@
 // locating ../shared data (tests that need it skip with a message when it is absent).
 #pragma once
 
+#include <map>
 #include <string>
 
 namespace tt::test {
@@ -33,6 +34,10 @@ CommandResult run_command(const std::string& command);
 std::string source_dir();
 // ../shared next to the source checkout, or "" when absent.
 std::string shared_dir();
+
+// step -> the raw text of `field` in every record of a metrics.jsonl that has both (compare as
+// strings: floats are written so that they round-trip bit-exactly).
+std::map<int, std::string> metric_by_step(const std::string& metrics_path, const std::string& field = "loss");
 
 void write_file(const std::string& path, const std::string& content);
 std::string read_file(const std::string& path);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "parallel/topology/topology_io.h"
 
 namespace tt::topology {
 
@@ -122,17 +123,7 @@ Topology make_topology(const std::string& name, const NodePreset& p, int num_nod
   if (net) {
     t.set_inter_node_busbw_gbps(net->busbw_gbps);
     t.set_inter_node_latency_us(net->latency_us);
-    for (int a = 0; a < num_nodes; ++a)
-      for (int b = a + 1; b < num_nodes; ++b) {
-        Link* l = t.add_links();
-        l->set_kind(LINK_NETWORK);
-        l->set_node_a(a);
-        l->set_gpu_a(-1);
-        l->set_node_b(b);
-        l->set_gpu_b(-1);
-        l->set_bandwidth_gbps(net->gbps);
-        l->set_latency_us(net->latency_us);
-      }
+    add_network_links(t, num_nodes, net->gbps, net->latency_us, /*measured=*/false);
   }
   return t;
 }

@@ -13,6 +13,7 @@
 #include "parallel/topology/presets.h"
 #include "parallel/topology/probe_cuda.h"
 #include "parallel/topology/sysfs.h"
+#include "parallel/topology/topology_io.h"
 
 namespace tt::topology {
 
@@ -344,18 +345,7 @@ Topology assemble_topology(const std::vector<Topology>& node_fragments, const st
     if (num_nodes > 1)
       t.add_notes("intra-node (shared memory) bandwidth not measured: the world all-reduce crosses the network");
   }
-  for (int a = 0; a < num_nodes; ++a)
-    for (int b = a + 1; b < num_nodes; ++b) {
-      Link* l = t.add_links();
-      l->set_kind(LINK_NETWORK);
-      l->set_node_a(a);
-      l->set_gpu_a(-1);
-      l->set_node_b(b);
-      l->set_gpu_b(-1);
-      l->set_bandwidth_gbps(fit.busbw_gbps);
-      l->set_latency_us(fit.latency_us);
-      l->set_measured(fit.busbw_gbps > 0);
-    }
+  add_network_links(t, num_nodes, fit.busbw_gbps, fit.latency_us, fit.busbw_gbps > 0);
   return t;
 }
 

@@ -350,4 +350,19 @@ std::string describe_topology(const Topology& t) {
   return os.str();
 }
 
+void add_network_links(Topology& t, int num_nodes, double bandwidth_gbps, double latency_us, bool measured) {
+  for (int a = 0; a < num_nodes; ++a)
+    for (int b = a + 1; b < num_nodes; ++b) {
+      Link* l = t.add_links();
+      l->set_kind(LINK_NETWORK);
+      l->set_node_a(a);
+      l->set_gpu_a(-1);
+      l->set_node_b(b);
+      l->set_gpu_b(-1);
+      l->set_bandwidth_gbps(bandwidth_gbps);
+      l->set_latency_us(latency_us);
+      l->set_measured(measured);
+    }
+}
+
 }  // namespace tt::topology

@@ -38,4 +38,7 @@ Topology load_topology(const std::string& path);
 // unverified: NCCL_P2P_DISABLE=1 recommended"). Nodes identical to the one before are summarised.
 std::string describe_topology(const Topology& t);
 
+// Adds one LINK_NETWORK link between every pair of nodes [0, num_nodes) (whole-node endpoints).
+void add_network_links(Topology& t, int num_nodes, double bandwidth_gbps, double latency_us, bool measured);
+
 }  // namespace tt::topology

@@ -34,19 +34,6 @@ std::string make_corpus(const TempDir& dir, int64_t train_tokens = 1000000) {
 
 std::string config_path() { return test::source_dir() + "/examples/gpt2-tiny-synth.pbtxt"; }
 
-// step -> the raw text of the "loss" field, compared as strings (bit-exact floats round-trip).
-std::map<int, std::string> losses_in(const std::string& metrics_path) {
-  std::map<int, std::string> out;
-  std::ifstream f(metrics_path);
-  std::string line;
-  const std::regex step_re("\"step\":(\\d+)"), loss_re("\"loss\":([^,}]+)");
-  while (std::getline(f, line)) {
-    std::smatch s, l;
-    if (std::regex_search(line, s, step_re) && std::regex_search(line, l, loss_re)) out[std::stoi(s[1])] = l[1];
-  }
-  return out;
-}
-
 TEST(Train, SyntheticCorpusReachesWithin5PercentOfEntropyFloor) {
   TempDir dir;
   const std::string sets = make_corpus(dir);
@@ -72,7 +59,7 @@ TEST(Train, ResumeReproducesUninterruptedLossesBitForBit) {
   const std::string sets = make_corpus(dir, 100000) + " --set train.steps=16 --set checkpoint.every=8";
   auto full = run_topotrain("train --config " + config_path() + sets);
   ASSERT_EQ(full.exit_code, 0) << full.output;
-  const auto uninterrupted = losses_in(dir.file("run/metrics.jsonl"));
+  const auto uninterrupted = test::metric_by_step(dir.file("run/metrics.jsonl"));
   ASSERT_EQ(uninterrupted.size(), 16u);
 
   // A second run directory holding only the mid-run checkpoint, as if the run had died after step 8.
@@ -81,7 +68,7 @@ TEST(Train, ResumeReproducesUninterruptedLossesBitForBit) {
   auto resumed = run_topotrain("train --config " + config_path() + sets +
                                " --set logging.run_dir=" + dir.file("resumed") + " --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  const auto after = losses_in(dir.file("resumed/metrics.jsonl"));
+  const auto after = test::metric_by_step(dir.file("resumed/metrics.jsonl"));
   ASSERT_EQ(after.size(), 8u);
   for (const auto& [step, loss] : after) EXPECT_EQ(loss, uninterrupted.at(step)) << "step " << step;
   EXPECT_EQ(after.begin()->first, 9);

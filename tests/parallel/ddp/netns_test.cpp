@@ -38,19 +38,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::map<int, double> losses_in(const std::string& metrics_path) {
-  std::map<int, double> out;
-  std::ifstream f(metrics_path);
-  std::string line;
-  const std::regex step_re("\"step\":(\\d+)"), loss_re("\"loss\":([^,}]+)");
-  while (std::getline(f, line)) {
-    std::smatch s, l;
-    if (std::regex_search(line, s, step_re) && std::regex_search(line, l, loss_re))
-      out[std::stoi(s[1])] = std::stod(l[1]);
-  }
-  return out;
-}
-
 // Why namespaces cannot be used here, or "" when they can.
 std::string netns_unavailable_reason() {
   if (geteuid() != 0) return "needs root (ip netns add)";
@@ -109,14 +96,15 @@ TEST_F(DdpNetns, TwoHostRunMatchesOneProcessWithGradAccumulation) {
   const auto one = run_command("timeout 120 " + train_args(dir_.file("one")) + " --set train.grad_accum_steps=2");
   ASSERT_EQ(one.exit_code, 0) << one.output;
 
-  const auto a = losses_in(dir_.file("two/metrics.jsonl"));
-  const auto b = losses_in(dir_.file("one/metrics.jsonl"));
+  const auto a = metric_by_step(dir_.file("two/metrics.jsonl"));
+  const auto b = metric_by_step(dir_.file("one/metrics.jsonl"));
   ASSERT_EQ(a.size(), size_t(kSteps));
   ASSERT_EQ(b.size(), size_t(kSteps));
-  for (const auto& [step, loss] : a) {
+  for (const auto& [step, text] : a) {
     ASSERT_TRUE(b.count(step)) << "step " << step;
-    EXPECT_LE(std::fabs(loss - b.at(step)), 1e-5 * std::fabs(b.at(step)))
-        << "step " << step << ": 2 hosts " << loss << " vs 1 process, grad_accum_steps=2 " << b.at(step);
+    const double loss = std::stod(text), reference = std::stod(b.at(step));
+    EXPECT_LE(std::fabs(loss - reference), 1e-5 * std::fabs(reference))
+        << "step " << step << ": 2 hosts " << loss << " vs 1 process, grad_accum_steps=2 " << reference;
   }
 }
 

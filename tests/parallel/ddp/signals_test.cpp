@@ -51,19 +51,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 bool has(const std::string& out, const std::string& s) { return out.find(s) != std::string::npos; }
 
-// step -> the raw text of the "loss" field (compared as strings: bit-exact floats round-trip).
-std::map<int, std::string> losses_in(const std::string& metrics_path) {
-  std::map<int, std::string> out;
-  std::ifstream f(metrics_path);
-  std::string line;
-  const std::regex step_re("\"step\":(\\d+)"), loss_re("\"loss\":([^,}]+)");
-  while (std::getline(f, line)) {
-    std::smatch s, l;
-    if (std::regex_search(line, s, step_re) && std::regex_search(line, l, loss_re)) out[std::stoi(s[1])] = l[1];
-  }
-  return out;
-}
-
 size_t count_lines(const std::string& path) {
   std::ifstream f(path);
   size_t n = 0;
@@ -237,7 +224,7 @@ TEST_F(DdpSignals, SigintToOneRankStopsAllRanksAtOneStepAndResumesBitForBit) {
   // Reference: the same run, uninterrupted.
   auto full = run_command("timeout 120 " + train_command(dir_.file("full"), kSteps));
   ASSERT_EQ(full.exit_code, 0) << full.output;
-  const auto uninterrupted = losses_in(dir_.file("full/metrics.jsonl"));
+  const auto uninterrupted = metric_by_step(dir_.file("full/metrics.jsonl"));
   ASSERT_EQ(uninterrupted.size(), size_t(kSteps));
 
   const std::string run = dir_.file("run");
@@ -278,14 +265,14 @@ TEST_F(DdpSignals, SigintToOneRankStopsAllRanksAtOneStepAndResumesBitForBit) {
   std::vector<std::string> ckpts;
   for (const auto& e : fs::directory_iterator(ckpt_dir)) ckpts.push_back(e.path().filename().string());
   ASSERT_EQ(ckpts, std::vector<std::string>{name}) << "in " << ckpt_dir;
-  const auto before = losses_in(run + "/metrics.jsonl");
+  const auto before = metric_by_step(run + "/metrics.jsonl");
   ASSERT_EQ(before.size(), size_t(stopped_at));
   EXPECT_EQ(before.rbegin()->first, stopped_at);
 
   auto resumed = run_command("timeout 120 " + train_command(run, kSteps) + " --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_TRUE(has(resumed.output, std::string(name) + " at step " + std::to_string(stopped_at))) << resumed.output;
-  const auto all = losses_in(run + "/metrics.jsonl");
+  const auto all = metric_by_step(run + "/metrics.jsonl");
   ASSERT_EQ(all.size(), size_t(kSteps));
   int compared_after_resume = 0;
   for (const auto& [step, loss] : all) {
