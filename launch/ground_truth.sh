@@ -12,16 +12,24 @@
 # and prints  setting | quantity | predicted | measured | error %  plus, per setting, the planner's
 # pick among the candidates run next to the measured fastest. Results: $OUT/results.md and .json.
 #
-#   launch/ground_truth.sh [--quick] [--settings 1gbit,10gbit,1gbit@1ms] [--out DIR] [--bin PATH]
+#   launch/ground_truth.sh [--quick] [--latency] [--settings 1gbit,10gbit,1gbit@1ms] [--out DIR] [--bin PATH]
+#                          [--delay-line PATH] [--sizes 4K,64K,1M,4M,16M] [--candidates "25:none:0 1:int8:0"]
 #
-# Link settings are RATE[@DELAY]: tbf on both veth ends (rate RATE, burst 1 ms of RATE), and with a
-# DELAY a netem child qdisc adding DELAY one way on each end (RTT = 2 DELAY). Settings with a delay
-# are skipped, with the reason, where the kernel has no sch_netem (tc: "Specified qdisc kind is
-# unknown"). Needs root (ip netns, tc), mpirun (OpenMPI) and python3 (the report).
+# Link settings are RATE[@DELAYms]: tbf on both veth ends (rate RATE, burst 1 ms of RATE), and with a
+# DELAY (e.g. 1gbit@0.1ms) the hosts joined through a router namespace whose delay line
+# (tests/parallel/ddp/delay_line.cpp, netns_setup.sh --delay-ms) holds every packet DELAY ms in each
+# direction (RTT = 2 DELAY + ~0.1 ms of overhead; sch_netem does not exist in this kernel). Default
+# settings: 1gbit,10gbit; --latency adds 1gbit@0.1ms,1gbit@1ms,10gbit@0.1ms,10gbit@1ms (--quick:
+# 1gbit, and 1gbit@1ms with --latency). Candidates are BUCKET_MB:COMPRESSION:ZERO_STAGE. The
+# delay_line executable is --delay-line, else the one built next to the topotrain binary
+# (build/tests/delay_line), else compiled into OUT with c++. Each setting's TCP round trip between
+# the hosts is measured (python3 ping-pong) and reported. Delayed settings are skipped, with the
+# reason, where /dev/net/tun is missing. Needs root (ip netns, tc), mpirun (OpenMPI), python3.
 #
 # Design: nothing is added to the root namespace (no bridge, address or route) so no traffic leaves
-# the two namespaces; the namespaces are removed by a trap whatever happens. Compute is calibrated
-# with two concurrent 1-rank `bench step` runs (the two ranks share this machine's cores, so one
+# the namespaces; each setting gets a fresh network (the plain veth pair without a delay, exactly
+# as before), and the namespaces and the delay line are removed by a trap whatever happens. Compute
+# is calibrated with two concurrent 1-rank `bench step` runs (the two ranks share this machine's cores, so one
 # rank alone would be faster than each of two) and passed to the planner as --forward-s,
 # --backward-s and --optimizer-s. Compressed all-reduce uses the planner's default pricing (with two
 # ranks a compressed ring and an all-gather of whole compressed buckets move the same S_c per rank).
@@ -32,16 +40,24 @@ QUICK=0
 SETTINGS=""
 OUT="$ROOT/runs/ground_truth"
 BIN=""
+DELAY_LINE=""
+LATENCY=0
+SIZES="4K,64K,1M,4M,16M"
+CANDIDATES=""
 STEPS=16
 SKIP=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
+    --latency) LATENCY=1 ;;
+    --delay-line) DELAY_LINE=$2; shift ;;
+    --sizes) SIZES=$2; shift ;;
+    --candidates) CANDIDATES=$2; shift ;;
     --settings) SETTINGS=$2; shift ;;
     --out) OUT=$2; shift ;;
     --bin) BIN=$2; shift ;;
     --steps) STEPS=$2; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "ground_truth.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -51,14 +67,22 @@ if [ -z "$BIN" ]; then
 fi
 [ -x "$BIN" ] || { echo "ground_truth.sh: no topotrain binary (build it, or pass --bin)" >&2; exit 2; }
 if [ -z "$SETTINGS" ]; then
-  if [ $QUICK = 1 ]; then SETTINGS="1gbit"; else SETTINGS="1gbit,10gbit,1gbit@0.1ms,1gbit@1ms,10gbit@0.1ms,10gbit@1ms"; fi
+  if [ $QUICK = 1 ]; then
+    SETTINGS="1gbit"; [ $LATENCY = 1 ] && SETTINGS="$SETTINGS,1gbit@1ms"
+  else
+    SETTINGS="1gbit,10gbit"; [ $LATENCY = 1 ] && SETTINGS="$SETTINGS,1gbit@0.1ms,1gbit@1ms,10gbit@0.1ms,10gbit@1ms"
+  fi
 fi
 if [ $QUICK = 1 ]; then
-  CANDIDATES="25:none:0 1:none:0 25:int8:0 25:none:1"
+  [ -n "$CANDIDATES" ] || CANDIDATES="25:none:0 1:none:0 25:int8:0 25:none:1"
   STEPS=12; SKIP=4
 else
-  CANDIDATES="1:none:0 25:none:0 1:bf16:0 25:bf16:0 1:int8:0 25:int8:0 1:none:1 25:none:1"
+  [ -n "$CANDIDATES" ] || CANDIDATES="1:none:0 25:none:0 1:bf16:0 25:bf16:0 1:int8:0 25:int8:0 1:none:1 25:none:1"
 fi
+for setting in ${SETTINGS//,/ }; do
+  [[ "$setting" =~ ^[0-9.]+[kmgKMG]?bit(@[0-9.]+ms)?$ ]] ||
+    { echo "ground_truth.sh: bad setting '$setting' (RATE[@DELAYms], e.g. 1gbit@0.1ms)" >&2; exit 2; }
+done
 [ "$(id -u)" = 0 ] || { echo "ground_truth.sh: needs root (ip netns, tc)" >&2; exit 2; }
 for t in ip tc mpirun python3; do command -v $t >/dev/null || { echo "ground_truth.sh: '$t' not found" >&2; exit 2; }; done
 
@@ -66,7 +90,7 @@ NETNS="$ROOT/tests/parallel/ddp"
 TAG="gt$$"
 SUBNET="10.231.$(( $$ % 100 + 100 ))"
 A="$SUBNET.1"; B="$SUBNET.2"
-cleanup() { sh "$NETNS/netns_setup.sh" down "$TAG" || true; }
+cleanup() { sh "$NETNS/netns_setup.sh" down "$TAG" || true; }  # namespaces, links and the delay line
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$OUT"
@@ -93,13 +117,42 @@ done
 wait
 cat "$OUT/compute_0.txt" >>"$LOG"
 
-sh "$NETNS/netns_setup.sh" up "$TAG" "$SUBNET"
-VA="${TAG}va"; VB="${TAG}vb"
-NETEM_REASON=""
-if ! ip netns exec "${TAG}a" tc qdisc replace dev "$VA" root netem delay 1ms 2>"$OUT/netem_check.txt"; then
-  NETEM_REASON="sch_netem is not available in this kernel ($(uname -r)): $(head -1 "$OUT/netem_check.txt")"
+VA="${TAG}va"
+# ---- the delay line, for settings with a delay ----
+DELAY_REASON=""
+if [[ "$SETTINGS" == *@* ]]; then
+  if [ -z "$DELAY_LINE" ]; then
+    for d in "$(dirname "$BIN")/tests/delay_line" "$ROOT"/build*/tests/delay_line; do
+      [ -x "$d" ] && { DELAY_LINE=$d; break; }
+    done
+  fi
+  if [ -z "$DELAY_LINE" ] && command -v c++ >/dev/null; then
+    say "compiling the delay line into $OUT/delay_line"
+    c++ -O2 -std=c++17 -o "$OUT/delay_line" "$NETNS/delay_line.cpp" >>"$LOG" 2>&1 && DELAY_LINE="$OUT/delay_line"
+  fi
+  if [ ! -x "$DELAY_LINE" ]; then DELAY_REASON="no delay_line executable (build the delay_line target or pass --delay-line)"
+  elif ! [ -c /dev/net/tun ]; then DELAY_REASON="no /dev/net/tun (the delay line needs a TUN device)"
+  fi
 fi
-ip netns exec "${TAG}a" tc qdisc del dev "$VA" root 2>/dev/null || true
+
+rtt_ms() {  # median round trip of a 1-byte TCP ping-pong from host a to host b (python3, 200 rounds)
+  ip netns exec "${TAG}b" python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((sys.argv[1], 5999))
+s.listen(1); s.settimeout(10); c, _ = s.accept(); c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+while (d := c.recv(1)): c.sendall(d)' "$B" &
+  local server=$!
+  ip netns exec "${TAG}a" python3 -c '
+import socket, statistics, sys, time
+for _ in range(100):
+    try: c = socket.create_connection((sys.argv[1], 5999), timeout=10); break
+    except OSError: time.sleep(0.05)
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1); t = []
+for i in range(210):
+    t0 = time.perf_counter(); c.sendall(b"x"); c.recv(1); t.append(time.perf_counter() - t0)
+print(f"{statistics.median(t[10:]) * 1e3:.3f}")' "$B" || echo nan
+  wait $server || true
+}
 
 mpi() {  # mpirun in host a, rank 0 there and rank 1 in host b; the link is the veth pair only
   TT_NETNS_HOSTS="$A=${TAG}a $B=${TAG}b" timeout "${MPI_TIMEOUT:-300}" ip netns exec "${TAG}a" \
@@ -108,32 +161,37 @@ mpi() {  # mpirun in host a, rank 0 there and rank 1 in host b; the link is the 
     --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET.0/24" --mca oob_tcp_if_include "$SUBNET.0/24" "$@"
 }
 
-shape() {  # shape RATE DELAY: tbf (and a netem child for DELAY) on both ends
-  local rate=$1 delay=$2 bits burst
+shape() {  # shape RATE: tbf on both ends (a delay is the delay line's, set up with the network)
+  local rate=$1 bits burst
   bits=$(python3 -c "import re,sys; m=re.fullmatch(r'([0-9.]+)([kmg]?)bit','$rate'.lower()); print(int(float(m[1])*{'':1,'k':1e3,'m':1e6,'g':1e9}[m[2]]))")
   burst=$(( bits / 8 / 1000 )); [ $burst -lt 65536 ] && burst=65536  # 1 ms of line rate, >= one GSO packet
   for h in a b; do
     ip netns exec "${TAG}$h" tc qdisc replace dev "${TAG}v$h" root handle 1: tbf rate "$rate" burst "$burst" latency 20ms
-    if [ "$delay" != 0 ]; then
-      ip netns exec "${TAG}$h" tc qdisc add dev "${TAG}v$h" parent 1:1 handle 10: netem delay "$delay" limit 100000
-    fi
   done
 }
 
-SIZES="4K,64K,1M,4M,16M"
 for setting in ${SETTINGS//,/ }; do
-  rate=${setting%@*}; delay=0
-  [ "$setting" != "$rate" ] && delay=${setting#*@}
+  rate=${setting%@*}; delay_ms=0
+  [ "$setting" != "$rate" ] && { delay_ms=${setting#*@}; delay_ms=${delay_ms%ms}; }
   dir="$OUT/$setting"
   rm -rf "$dir"; mkdir -p "$dir"
-  if [ "$delay" != 0 ] && [ -n "$NETEM_REASON" ]; then
-    say "== $setting: SKIPPED ($NETEM_REASON)"
-    echo "$NETEM_REASON" >"$dir/skipped"
+  if [ "$delay_ms" != 0 ] && [ -n "$DELAY_REASON" ]; then
+    say "== $setting: SKIPPED ($DELAY_REASON)"
+    echo "$DELAY_REASON" >"$dir/skipped"
     continue
   fi
   say "== $setting"
-  shape "$rate" "$delay"
+  if [ "$delay_ms" = 0 ]; then
+    sh "$NETNS/netns_setup.sh" up "$TAG" "$SUBNET"
+  else
+    sh "$NETNS/netns_setup.sh" up "$TAG" "$SUBNET" --delay-ms "$delay_ms" --delay-line "$DELAY_LINE" \
+      --owner-pid $$ --delay-log "$dir/delay_line.log"
+  fi
+  shape "$rate"
   ip netns exec "${TAG}a" tc qdisc show dev "$VA" >"$dir/tc.txt"
+  rtt=$(rtt_ms)
+  echo "rate=$rate delay_ms=$delay_ms rtt_ms=$rtt" >"$dir/link"
+  say "   link: tbf $rate, one-way delay $delay_ms ms; TCP round trip $rtt ms"
   say "   probe (calibration)"
   mpi "$BIN" probe --no-gpu --dump "$dir/topology.pbtxt" --sizes 4K,16M --iters 10 >"$dir/probe.txt" 2>&1
   say "   bench comm"
@@ -150,12 +208,13 @@ for setting in ${SETTINGS//,/ }; do
       >"$dir/train_$name.txt" 2>&1 || { say "   train $name FAILED (see $dir/train_$name.txt)"; }
   done
   echo "$CANDIDATES" >"$dir/candidates"
+  sh "$NETNS/netns_setup.sh" down "$TAG"
 done
 
 # ---- the report: predictions (planner fed the calibrated compute) vs measurements ----
-python3 - "$OUT" "$BIN" "$CONFIG" "$SKIP" "$MODEL_SETS" "$SETTINGS" "$NETEM_REASON" <<'PY'
+python3 - "$OUT" "$BIN" "$CONFIG" "$SKIP" "$MODEL_SETS" "$SETTINGS" "$DELAY_REASON" <<'PY'
 import json, os, re, statistics, subprocess, sys
-out, binary, config, skip, model_sets, settings, netem_reason = sys.argv[1:8]
+out, binary, config, skip, model_sets, settings, delay_reason = sys.argv[1:8]
 skip = int(skip)
 
 def phases(path):
@@ -179,6 +238,8 @@ for setting in settings.split(","):
         picks.append(f"{setting}: skipped ({open(f'{d}/skipped').read().strip()})")
         continue
     rec = records["settings"].setdefault(setting, {})
+    link = dict(kv.split("=") for kv in open(f"{d}/link").read().split())
+    rec["link"] = {"rate": link["rate"], "one_way_delay_ms": float(link["delay_ms"]), "tcp_rtt_ms": float(link["rtt_ms"])}
     topo = open(f"{d}/topology.pbtxt").read()
     bw = re.search(r"inter_node_busbw_gbps: ([0-9.e+-]+)", topo)
     lat = re.search(r"inter_node_latency_us: ([0-9.e+-]+)", topo)
@@ -231,13 +292,14 @@ for setting in settings.split(","):
 lines = [f"compute calibrated (2 concurrent 1-rank runs): forward {fwd*1e3:.1f} ms, backward {bwd*1e3:.1f} ms, optimizer {opt*1e3:.1f} ms",
          ""]
 for s in records["settings"]:
-    c = records["settings"][s].get("calibrated", {})
-    lines.append(f"{s}: calibrated busbw {c.get('busbw_gbps')} GB/s, alpha {c.get('alpha_us')} us")
+    c, l = records["settings"][s].get("calibrated", {}), records["settings"][s]["link"]
+    lines.append(f"{s}: tbf {l['rate']}, one-way delay {l['one_way_delay_ms']:g} ms, TCP round trip {l['tcp_rtt_ms']:.3f} ms; "
+                 f"calibrated busbw {c.get('busbw_gbps')} GB/s, alpha {c.get('alpha_us')} us")
 lines += ["", "| setting | quantity | predicted | measured | error % |", "|---|---|---|---|---|"]
 for s, q, p, m in rows:
     lines.append(f"| {s} | {q} | {p:.2f} | {m:.2f} | {err(p, m):+.1f} |")
 lines += [""] + picks
-if netem_reason: lines += ["", f"note: {netem_reason}"]
+if delay_reason: lines += ["", f"note: settings with a delay skipped: {delay_reason}"]
 text = "\n".join(lines)
 print(text)
 open(f"{out}/results.md", "w").write(text + "\n")

@@ -17,6 +17,10 @@
 //       --mca btl tcp,self --mca btl_tcp_if_include 10.231.S.0/24 --mca oob_tcp_if_include 10.231.S.0/24 \
 //       topotrain train ...
 // (btl tcp,self: the shared-memory BTL would bypass the link, as both "hosts" share one kernel.)
+//
+// DelayLineAddsTheConfiguredLatency: the latency emulation (netns_setup.sh --delay-ms: a router
+// namespace holding every packet in delay_line.cpp behind a TUN device) adds 2x the one-way delay to
+// a TCP round trip, and an MPI all-reduce runs through it. Skips without /dev/net/tun.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -106,6 +110,42 @@ TEST_F(DdpNetns, TwoHostRunMatchesOneProcessWithGradAccumulation) {
     EXPECT_LE(std::fabs(loss - reference), 1e-5 * std::fabs(reference))
         << "step " << step << ": 2 hosts " << loss << " vs 1 process, grad_accum_steps=2 " << reference;
   }
+}
+
+TEST_F(DdpNetns, DelayLineAddsTheConfiguredLatency) {
+  const std::string why = delay_line_unavailable_reason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  double plain_ms = -1;
+  {
+    TwoHostNetwork plain("ttns", 231);
+    const auto up = plain.up();
+    ASSERT_EQ(up.exit_code, 0) << "netns_setup.sh up failed:\n" << up.output;
+    plain_ms = plain.tcp_rtt_ms(50);
+    ASSERT_GT(plain_ms, 0) << "TCP ping-pong over the plain veth pair failed";
+  }
+  constexpr double kDelayMs = 1.0;  // one way, each way
+  TwoHostNetwork net("ttns", 231);
+  const auto up = net.up("1");
+  ASSERT_EQ(up.exit_code, 0) << "netns_setup.sh up --delay-ms 1 failed:\n" << up.output;
+  const double delayed_ms = net.tcp_rtt_ms(50);
+  // A packet is never released early: the round trip is at least 2 delays. The delay line's own
+  // overhead (two wake-ups and an extra route per direction) is ~0.1 ms on this machine; 1 ms of
+  // slack is for a loaded one.
+  EXPECT_GE(delayed_ms, 2 * kDelayMs) << "plain " << plain_ms << " ms";
+  EXPECT_LE(delayed_ms, 2 * kDelayMs + 1.0) << "plain " << plain_ms << " ms";
+  EXPECT_GT(delayed_ms - plain_ms, 2 * kDelayMs - 0.2) << "plain " << plain_ms << " ms, delayed " << delayed_ms;
+
+  // MPI across the delayed link: a 2-rank all-reduce needs the other rank's data, so it cannot take
+  // less than one one-way delay.
+  const auto r = run_command(
+      net.mpirun(std::string(TT_BINARY) + " bench comm --ops all_reduce --sizes 4K,1M --iters 10 --warmup 2", 60));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("all_reduce\\s+4\\.0 KiB\\s+\\d+\\s+([0-9.]+)"))) << r.output;
+  const double all_reduce_ms = std::stod(m[1]) / 1e3;
+  EXPECT_GE(all_reduce_ms, kDelayMs) << r.output;
+  std::printf("TCP round trip: plain %.3f ms, %.1f ms one-way delay %.3f ms; 4 KiB all_reduce %.3f ms\n", plain_ms,
+              kDelayMs, delayed_ms, all_reduce_ms);
 }
 
 }  // namespace
