@@ -489,6 +489,18 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   c.positive("train.val_batches", train.val_batches(), "batches per validation; the default is 8");
   c.non_negative("train.log_every", train.log_every(), "steps between progress lines; the default is 10");
   c.non_negative("train.threads", train.threads(), "0 uses OMP_NUM_THREADS or all cores");
+  if (!train.device().empty() && train.device() != "auto" && train.device() != "cpu" && train.device() != "cuda")
+    c.add("train.device", str("train.device \"", train.device(), "\" is not supported"),
+          "use \"auto\" (the default: the GPU when there is one), \"cpu\" or \"cuda\"");
+  if (!train.precision().empty() && train.precision() != "fp32" && train.precision() != "bf16")
+    c.add("train.precision", str("train.precision \"", train.precision(), "\" is not supported"),
+          "use \"fp32\" or \"bf16\" (cuda only), or leave it unset for the device's default");
+  else if (train.precision() == "bf16" && train.device() == "cpu")
+    c.add("train.precision", "train.precision \"bf16\" needs train.device \"cuda\": the CPU trainer computes in fp32",
+          "drop train.precision (or set \"fp32\") to train on the CPU, or set train.device=cuda on a GPU machine");
+  if (train.stochastic_rounding() && (train.precision() == "fp32" || train.device() == "cpu"))
+    c.add("train.stochastic_rounding", "train.stochastic_rounding applies to bf16 weights only",
+          "set train.precision=bf16 on train.device=cuda, or drop train.stochastic_rounding");
 
   if (cfg.data().train().empty())
     c.add("data.train", "data.train is not set",
@@ -532,6 +544,15 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   else if (!gc.empty() && gc != "none" && par.zero_stage() != 0)
     c.add("parallel.grad_compression", str("parallel.grad_compression \"", gc, "\" needs parallel.zero_stage 0"),
           "compressed gradients are all-reduced; ZeRO stages reduce-scatter fp32 gradients");
+  const std::string& shape = par.collective();
+  if (!shape.empty() && shape != "flat" && shape != "hierarchical")
+    c.add("parallel.collective", str("parallel.collective \"", shape, "\" is not supported"),
+          "use \"flat\" (the default) or \"hierarchical\" (intra-node, then inter-node)");
+  else if (shape == "hierarchical" && par.zero_stage() != 0)
+    c.add("parallel.collective", "parallel.collective \"hierarchical\" needs parallel.zero_stage 0",
+          "the hierarchical shape is an all-reduce; ZeRO stages reduce-scatter over all ranks (collective \"flat\")");
+  c.non_negative("parallel.ranks_per_node", par.ranks_per_node(),
+                 "0 takes nodes from the hosts; N > 0 pretends nodes of N consecutive ranks");
   return c.problems();
 }
 
@@ -616,6 +637,7 @@ void fill_defaults(config::Config& cfg) {
   if (!train.has_val_batches()) train.set_val_batches(8);
   if (!train.has_log_every()) train.set_log_every(10);
   if (!train.has_seed()) train.set_seed(1337);
+  if (!train.has_device()) train.set_device("auto");
 
   config::OptimizerConfig& opt = *cfg.mutable_optimizer();
   if (!opt.has_beta1()) opt.set_beta1(0.9f);

@@ -57,26 +57,30 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
     opts.zero_stages = {0, 1, 2};
     opts.ranks = comm.size();
     const strategy::StrategyPlan plan = strategy::plan_strategy(topo, spec, opts);
-    // The best candidate the reducer implements (flat collectives; compressed payloads with the
-    // all-reduce, ZeRO 0, only) that agrees with the fields the user forced.
+    // The best candidate `train` runs (Candidate::runnable; tree only where NCCL can be told to use
+    // it: the MPI backend's all-reduce is a ring) that agrees with the fields the user forced.
     const std::string& forced_payload = par.grad_compression();
+    const std::string& forced_shape = par.collective();
     auto payload_of = [](cost::Payload p) {
       return p == cost::Payload::kFp32 ? "none" : p == cost::Payload::kBf16 ? "bf16" : "int8";
     };
+    auto shape_of = [](cost::Algorithm a) { return a == cost::Algorithm::kHierarchical ? "hierarchical" : "flat"; };
     const strategy::Candidate* pick = nullptr;
     for (const auto& c : plan.candidates) {
-      const bool implemented =
-          c.shape == cost::Algorithm::kRing && (c.payload == cost::Payload::kFp32 || c.zero_stage == 0);
+      const bool runs = c.runnable() && (c.shape != cost::Algorithm::kTree || comm.backend() == "nccl");
       const bool agrees = (!par.has_zero_stage() || c.zero_stage == par.zero_stage()) &&
-                          (forced_payload.empty() || forced_payload == payload_of(c.payload));
-      if (c.eligible && implemented && agrees && (!pick || c.step_s < pick->step_s)) pick = &c;
+                          (forced_payload.empty() || forced_payload == payload_of(c.payload)) &&
+                          (forced_shape.empty() || forced_shape == shape_of(c.shape));
+      if (c.eligible && runs && agrees && (!pick || c.step_s < pick->step_s)) pick = &c;
     }
     if (!pick)
       throw Error(ErrorKind::kConfig, "the planner found no strategy that fits", origin,
-                  "set parallel.zero_stage / bucket_cap_mb / grad_compression yourself, or see `topotrain plan`");
+                  "set parallel.zero_stage / bucket_cap_mb / grad_compression / collective yourself, or see "
+                  "`topotrain plan`");
     if (!par.has_zero_stage()) par.set_zero_stage(pick->zero_stage);
     if (!par.has_bucket_cap_mb()) par.set_bucket_cap_mb(float(pick->bucket_mb * 1e6 / double(1 << 20)));
     if (par.grad_compression().empty()) par.set_grad_compression(payload_of(pick->payload));
+    if (par.collective().empty()) par.set_collective(shape_of(pick->shape));
     if (comm.rank() == 0) {
       log_info("strategy auto: ", pick->label(), " (predicted ", strategy::format_seconds(pick->step_s), "/step, ",
                strategy::format_seconds(pick->exposed_s), " exposed comm)");

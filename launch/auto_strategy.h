@@ -1,8 +1,9 @@
 // parallel.strategy "auto": before training, probe the process group's links (the same measurement
 // as `topotrain probe`), price the gradient strategies with the planner (`topotrain plan`), and fill
-// the strategy fields the config left unset with the pick — fields set in the config or with --set
-// stay forced. Every rank computes the same plan (the probe's result is identical on all ranks and
-// the planner is a pure function), so no extra agreement step is needed.
+// the strategy fields the config left unset (zero_stage, bucket_cap_mb, grad_compression,
+// collective) with the best candidate `train` runs — fields set in the config or with --set stay
+// forced. Every rank computes the same plan (the probe's result is identical on all ranks and the
+// planner is a pure function), so no extra agreement step is needed.
 #pragma once
 
 #include "core/config.h"

@@ -51,7 +51,9 @@ nlohmann::json candidate_json(const strategy::Candidate& c) {
           {"step_s", c.step_s},
           {"memory_bytes", c.memory_bytes},
           {"fits", c.fits},
-          {"eligible", c.eligible}};
+          {"eligible", c.eligible},
+          {"runnable", c.runnable()},
+          {"config_settings", c.config_settings()}};
 }
 
 // "64K" -> 65536 (binary suffixes K, M, G; optional trailing B), as `bench comm --sizes`.
@@ -140,10 +142,11 @@ int predict_collectives(const ArgParser& p, const cost::Cluster& cl, bool json) 
 }
 
 std::string overrides_for(const strategy::Candidate& c) {
-  char mb[32];
-  std::snprintf(mb, sizeof mb, "%g", c.bucket_mb);
-  if (c.zero_stage > 2) return str("(ZeRO-", c.zero_stage, " is not implemented by `topotrain train` yet)");
-  return str("--set parallel.zero_stage=", c.zero_stage, " --set parallel.bucket_cap_mb=", mb);
+  if (!c.runnable())
+    return str("(ZeRO-", c.zero_stage, " is a priced memory fallback: `topotrain train` runs ZeRO stages 0-2)");
+  std::string out;
+  for (const std::string& kv : c.config_settings()) out += (out.empty() ? "--set " : " --set ") + kv;
+  return out;
 }
 
 }  // namespace
@@ -284,20 +287,23 @@ int plan_main(const Args& args) {
               plan.memory_limit_bytes > 0 ? (gb(plan.memory_limit_bytes) + "/GPU").c_str() : "unknown (not checked)");
 
   const int top = int(p.get_int64_in("--top", 0, 1 << 20));
-  std::printf("   %6s %-8s %-5s %-10s %4s %3s %10s %10s %10s %9s %4s\n", "bucket", "payload", "shape", "collective",
-              "zero", "bkt", "comm", "exposed", "step", "mem/GPU", "fits");
+  std::printf("   %6s %-8s %-5s %-10s %4s %3s %10s %10s %10s %9s %4s %5s\n", "bucket", "payload", "shape", "collective",
+              "zero", "bkt", "comm", "exposed", "step", "mem/GPU", "fits", "train");
+  bool any_fallback = false;
   size_t shown = 0;
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     const bool is_pick = int(i) == plan.pick;
     if (top > 0 && int(shown) >= top && !is_pick) continue;
     const auto& c = plan.candidates[i];
-    std::printf("%s  %4.0fMB %-8s %-5s %-10s %4d %3d %10s %10s %10s %9s %4s\n", is_pick ? "*" : " ", c.bucket_mb,
+    std::printf("%s  %4.0fMB %-8s %-5s %-10s %4d %3d %10s %10s %10s %9s %4s %5s\n", is_pick ? "*" : " ", c.bucket_mb,
                 cost::payload_name(c.payload), c.shape_name().c_str(), c.collective_name().c_str(), c.zero_stage,
                 c.num_buckets, strategy::format_seconds(c.comm_s).c_str(),
                 strategy::format_seconds(c.exposed_s).c_str(), strategy::format_seconds(c.step_s).c_str(),
-                gb(c.memory_bytes).c_str(), c.fits ? "yes" : "no");
+                gb(c.memory_bytes).c_str(), c.fits ? "yes" : "no", c.runnable() ? "yes" : "no*");
+    any_fallback = any_fallback || !c.runnable();
     ++shown;
   }
+  if (any_fallback) std::printf("   * ZeRO-3: a priced memory fallback; `topotrain train` runs ZeRO stages 0-2\n");
   if (shown < plan.candidates.size()) std::printf("   (%zu more; --top 0 shows all)\n", plan.candidates.size() - shown);
   std::printf("\n");
   if (pick)

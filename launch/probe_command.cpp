@@ -50,7 +50,9 @@ int probe_main(const Args& args) {
       .option("--sizes", "LIST", "all_reduce buffer sizes in bytes (K/M/G binary)", "64K,1M,16M")
       .option("--iters", "N", "timed all_reduce iterations per size", "5")
       .flag("--no-gpu", "do not probe GPUs (CPU ranks only)")
-      .option("--timeout", "S", "collective timeout in seconds", "300");
+      .option("--timeout", "S", "collective timeout in seconds", "300")
+      .option("--ranks-per-node", "N",
+              "pretend consecutive ranks form nodes of N ranks (as parallel.ranks_per_node; 0 = the hosts)", "0");
   if (!p.parse(args)) return 0;
 
   if (p.get_flag("--list-presets")) {
@@ -79,6 +81,7 @@ int probe_main(const Args& args) {
   opts.probe_gpus = !p.get_flag("--no-gpu");
   parallel::CommOptions comm_opts;
   comm_opts.timeout_s = p.get_double("--timeout");
+  comm_opts.ranks_per_node = int(p.get_int64_in("--ranks-per-node", 0, 1 << 20));
   const auto comm = parallel::create_communicator(comm_opts);
   return run_on_all_ranks(*comm, "probe", [&] {
     const topology::Topology t = topology::probe_topology(*comm, opts);

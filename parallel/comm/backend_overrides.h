@@ -5,6 +5,7 @@
 // Collectives with a default implementation in Communicator (that throws "not supported") are
 // listed separately, so a backend opts in to each without breaking the others:
 //   TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE   all_to_all (local, mpi)
+//   TT_COMMUNICATOR_SPLIT_OVERRIDE        split (local, mpi, nccl)
 #pragma once
 
 #include "parallel/comm/communicator.h"
@@ -24,3 +25,5 @@
 
 #define TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE \
   std::shared_ptr<Work> all_to_all(const void* send, void* recv, int64_t count_per_rank, DType dtype) override;
+
+#define TT_COMMUNICATOR_SPLIT_OVERRIDE std::unique_ptr<Communicator> split(int color, int key) override;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "core/error.h"
 #include "launch/rank_discovery.h"
@@ -131,6 +132,12 @@ std::shared_ptr<Work> Communicator::all_to_all(const void*, void*, int64_t, DTyp
               "use the mpi or local backend, or gradient compression \"none\" (the compressed all-reduce needs it)");
 }
 
+std::unique_ptr<Communicator> Communicator::split(int, int) {
+  throw Error(ErrorKind::kRuntime, str("split is not supported by the ", backend(), " backend"),
+              str("communicator ", backend()),
+              "use the mpi, nccl or local backend, or parallel.collective \"flat\" (hierarchical collectives need it)");
+}
+
 bool Communicator::any_rank_requests_stop(bool mine) {
   int32_t flag = mine ? 1 : 0;
   all_reduce(&flag, 1, DType::kI32, ReduceOp::kMax)->wait();
@@ -203,6 +210,8 @@ struct NoteSlot {
 NoteSlot g_slots[2];
 std::atomic<int> g_active{-1};  // -1: nothing pending, else index of the published slot
 int g_rank = 0;
+std::mutex g_writer_mutex;      // writers only (communication threads); the reader is lock-free
+const void* g_owner = nullptr;  // communicator that published the current note
 
 size_t append(char* buf, size_t pos, size_t cap, const char* s) {
   while (*s && pos + 1 < cap) buf[pos++] = *s++;
@@ -226,7 +235,9 @@ long long monotonic_ns() {
   return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-void set_pending_collective(int rank, const std::string& description, long long start_ns) {
+void set_pending_collective(int rank, const std::string& description, long long start_ns, const void* owner) {
+  std::lock_guard<std::mutex> lock(g_writer_mutex);
+  g_owner = owner;
   const int cur = g_active.load(std::memory_order_acquire);
   const int idx = cur == 0 ? 1 : 0;
   std::snprintf(g_slots[idx].line, sizeof(g_slots[idx].line), "%s", description.c_str());
@@ -235,7 +246,11 @@ void set_pending_collective(int rank, const std::string& description, long long 
   g_active.store(idx, std::memory_order_release);
 }
 
-void clear_pending_collective() { g_active.store(-1, std::memory_order_release); }
+void clear_pending_collective(const void* owner) {
+  std::lock_guard<std::mutex> lock(g_writer_mutex);
+  if (owner && owner != g_owner) return;  // another communicator's note stays
+  g_active.store(-1, std::memory_order_release);
+}
 
 void write_pending_collective_note(int fd) {
   const int idx = g_active.load(std::memory_order_acquire);

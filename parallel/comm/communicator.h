@@ -82,6 +82,10 @@ struct CommOptions {
   // Test aid: each collective holds the (simulated) link for this long after the previous one
   // finished, as on a slow interconnect, so tests can measure how much communication backward hides.
   double inject_delay_s = 0;
+  // Node layout: 0 = the launcher's (ranks sharing a host / shared-memory domain form a node); N > 0
+  // = pretend that consecutive world ranks form nodes of N ranks (N must divide the world size), so
+  // node(), local_rank(), the probe and hierarchical collectives can be exercised on one machine.
+  int ranks_per_node = 0;
 };
 
 class Communicator {
@@ -121,6 +125,16 @@ class Communicator {
   // without it inherits a default that throws tt::Error(kRuntime, "all_to_all is not supported by
   // the <backend> backend"). Implemented by local and mpi (TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE).
   virtual std::shared_ptr<Work> all_to_all(const void* send, void* recv, int64_t count_per_rank, DType dtype);
+
+  // Collective over this communicator (blocking; every rank calls it, in the same order relative to
+  // the other collectives): ranks passing the same color (>= 0) form a new communicator, ranked by
+  // (key, rank here), as MPI_Comm_split / ncclCommSplit. It has this communicator's options and its
+  // own sequence of collectives, issued independently of this one's; node(), local_rank() and
+  // num_nodes() describe its members' nodes as this communicator sees them. It must be destroyed
+  // before this communicator. Not pure: a backend without it inherits a default that throws
+  // tt::Error(kRuntime); local, mpi and nccl implement it (TT_COMMUNICATOR_SPLIT_OVERRIDE). The mpi
+  // backend needs MPI_THREAD_MULTIPLE (each communicator has its own progress thread).
+  virtual std::unique_ptr<Communicator> split(int color, int key);
 
   // A cheap blocking collective (all-reduce MAX of a flag) for the trainer to call once per step so
   // that every rank stops at the same step when any rank got SIGINT/SIGTERM. Counts as one

@@ -11,8 +11,10 @@
 namespace tt::parallel {
 
 // description: "all_reduce #17 (step 42, 1.0 MiB f32)"; start_ns: CLOCK_MONOTONIC nanoseconds.
-void set_pending_collective(int rank, const std::string& description, long long start_ns);
-void clear_pending_collective();
+// owner: the publishing communicator (several run at once with split()); writers are serialised,
+// and clear_pending_collective(owner) clears only that owner's note (nullptr: whatever is there).
+void set_pending_collective(int rank, const std::string& description, long long start_ns, const void* owner = nullptr);
+void clear_pending_collective(const void* owner = nullptr);
 long long monotonic_ns();
 
 }  // namespace tt::parallel

@@ -71,6 +71,22 @@ double codec_time_s(Payload p, int64_t elems, double mem_bw_gbps) {
   return double(elems) * codec_bytes_per_elem(p) / (mem_bw_gbps * 1e9);
 }
 
+double codec_time_s(Payload p, int64_t elems, const Cluster& cluster) {
+  if (p == Payload::kFp32) return 0.0;
+  const CodecFigures& f = cluster.codec[int(p)];
+  if (!f.measured()) return codec_time_s(p, elems, cluster.mem_bw_gbps);
+  const double bytes = 4.0 * double(elems);
+  return bytes / (f.compress_gbps * 1e9) + bytes / (f.decompress_add_gbps * 1e9);
+}
+
+double decompress_add_time_s(Payload p, int64_t elems, const Cluster& cluster) {
+  if (p == Payload::kFp32) return 0.0;
+  const CodecFigures& f = cluster.codec[int(p)];
+  if (f.measured()) return 4.0 * double(elems) / (f.decompress_add_gbps * 1e9);
+  TT_ASSERT(cluster.mem_bw_gbps > 0, "decompress_add_time_s needs a memory bandwidth");
+  return double(elems) * (payload_bytes_per_elem(p) + 8) / (cluster.mem_bw_gbps * 1e9);
+}
+
 std::string LinkClass::describe() const {
   const char* what = "link";
   switch (kind) {
@@ -220,6 +236,13 @@ Cluster cluster_of(const topology::Topology& topo, int ranks) {
   c.peak_bf16_tflops =
       c.has_gpus && node0.gpus(0).peak_bf16_tflops() > 0 ? node0.gpus(0).peak_bf16_tflops() : fig.peak_bf16_tflops;
   c.memory_bytes = c.has_gpus ? node0.gpus(0).memory_bytes() : 0;
+  if (!c.has_gpus)  // the probe's CPU codec figures price CPU ranks' codec (GPU ranks run their own)
+    for (const auto& m : topo.codec()) {
+      const int idx = m.payload() == "bf16" ? int(Payload::kBf16) : m.payload() == "int8" ? int(Payload::kInt8) : -1;
+      if (idx < 0) continue;
+      c.codec[idx].compress_gbps = m.compress_gbps();
+      c.codec[idx].decompress_add_gbps = m.decompress_add_gbps();
+    }
 
   // P2P: absent when any intra-node GPU pair is staged through the host; unverified when the
   // topology was probed (or loaded) without every pair passing the copy check. Presets describe

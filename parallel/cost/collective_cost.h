@@ -59,6 +59,13 @@ double codec_bytes_per_elem(Payload p);
 // The quantize/dequantize passes as a memory-bound kernel: elems · codec_bytes_per_elem / mem_bw.
 double codec_time_s(Payload p, int64_t elems, double mem_bw_gbps);
 
+// Measured codec throughput (Topology.codec), in fp32 gradient GB/s; 0 = not measured.
+struct CodecFigures {
+  double compress_gbps = 0;        // compress_with_feedback
+  double decompress_add_gbps = 0;  // decompress_add
+  bool measured() const { return compress_gbps > 0 && decompress_add_gbps > 0; }
+};
+
 // One link class as the model sees it.
 struct LinkClass {
   double busbw_gbps = 0;  // B: bus bandwidth, GB/s (1e9 B/s)
@@ -84,7 +91,17 @@ struct Cluster {
   LinkClass op_intra[3], op_inter[3];
   const LinkClass& intra_for(Collective c) const;  // op_intra[c] when fitted, else intra
   const LinkClass& inter_for(Collective c) const;
+  // Measured CPU codec per Payload (from Topology.codec, for clusters without GPUs; fp32 stays 0).
+  CodecFigures codec[3];
 };
+
+// One compress + one decompress-add of elems gradient elements on the cluster: from the measured
+// throughput when cluster.codec has it for p, else codec_time_s(p, elems, cluster.mem_bw_gbps).
+// 0 for fp32.
+double codec_time_s(Payload p, int64_t elems, const Cluster& cluster);
+// One decompress-add of elems (the owner's reduction of received copies): measured, else reading
+// the payload and the fp32 accumulator and writing it back ((wire + 8) bytes per element).
+double decompress_add_time_s(Payload p, int64_t elems, const Cluster& cluster);
 
 // Used between nodes when a single-node Topology is extrapolated to several nodes: 100 Gb/s
 // Ethernet/RoCE (12.5 GB/s line rate per node), busbw 90% of it as in the network presets, 10 us.

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/logging.h"
 
 namespace tt::parallel {
 
@@ -15,12 +16,24 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 
 GradReducer::GradReducer(Communicator& comm, Tensor grads,
                          const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges, int zero_stage,
-                         const BucketCaps& caps, GradCompression compression, bool error_feedback)
+                         const BucketCaps& caps, GradCompression compression, bool error_feedback,
+                         CollectiveShape shape, int ranks_per_node)
     : comm_(comm), grads_(std::move(grads)), zero_stage_(zero_stage), compression_(compression) {
   TT_ASSERT(zero_stage >= 0 && zero_stage <= 2, "zero_stage ", zero_stage);
   buckets_ = assign_buckets(tensor_ranges, sizeof(float), caps);
   const int64_t n = grads_.numel();
   shard_ = zero_stage_ == 0 ? Shard{0, n} : shard_of(n, comm_.size(), comm_.rank());
+  if (shape == CollectiveShape::kHierarchical) {
+    if (zero_stage_ != 0)
+      throw Error(ErrorKind::kConfig, "the hierarchical collective works with the all-reduce (zero_stage 0) only",
+                  "parallel.collective", "set parallel.zero_stage=0 or parallel.collective=\"flat\"");
+    hier_ =
+        std::make_unique<HierarchicalAllReduce>(comm_, grads_, buckets_, compression_, error_feedback, ranks_per_node);
+    if (comm_.rank() == 0)
+      log_info("gradient all-reduce: hierarchical over ", hier_->layout().str(),
+               " (intra-node reduce-scatter, inter-node all-reduce, intra-node all-gather)");
+    return;
+  }
   if (zero_stage_ > 0) {
     shard_grads_ = Tensor::zeros("zero.shard_gradients", {std::max<int64_t>(shard_.size(), 1)});
     if (zero_stage_ == 2) shard_recv_ = Tensor::zeros("zero.shard_receive", {std::max<int64_t>(shard_.size(), 1)});
@@ -57,6 +70,8 @@ GradReducer::GradReducer(Communicator& comm, Tensor grads,
   }
 }
 
+GradReducer::~GradReducer() = default;
+
 const float* GradReducer::shard_grads() const {
   return zero_stage_ == 0 ? grads_.data<float>() : shard_grads_.data<float>();
 }
@@ -68,6 +83,7 @@ void GradReducer::begin_backward(int micro, int accum_steps) {
   first_micro_ = micro == 0;
   next_bucket_ = 0;
   ready_from_ = grads_.numel();
+  if (hier_ && communicate_) hier_->begin();
 }
 
 void GradReducer::on_grads_ready(int64_t begin, int64_t end) {
@@ -76,9 +92,14 @@ void GradReducer::on_grads_ready(int64_t begin, int64_t end) {
   ready_from_ = begin;
   if (!communicate_) return;
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].begin >= ready_from_) launch(next_bucket_++);
+  if (hier_) hier_->poll();
 }
 
 void GradReducer::launch(size_t i) {
+  if (hier_) {
+    hier_->launch(i);
+    return;
+  }
   issued_at_.push_back(now_s());
   const Bucket& b = buckets_[i];
   float* g = grads_.data<float>();
@@ -117,7 +138,9 @@ void GradReducer::finish_backward() {
   if (communicate_) TT_ASSERT(next_bucket_ == buckets_.size(), "backward did not report every gradient range");
   // In-flight time is the union of the [issued, completed] intervals: queued collectives overlap.
   std::vector<std::pair<double, double>> spans;
-  if (compression_ != GradCompression::kNone && communicate_) {
+  if (hier_ && communicate_) {
+    hier_->finish(spans);
+  } else if (compression_ != GradCompression::kNone && communicate_) {
     finish_compressed(spans);
   } else {
     for (size_t i = 0; i < pending_.size(); ++i) {

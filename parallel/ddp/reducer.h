@@ -21,6 +21,10 @@
 //                 all_to_all completes during backward: collectives must be issued in the same order
 //                 on every rank, and completion times differ by rank. Each all_gather still overlaps
 //                 the reduction of the next bucket and its all_to_all's tail.
+//                 With CollectiveShape::kHierarchical (parallel.collective "hierarchical"), every
+//                 payload runs as HierarchicalAllReduce (hierarchical.h) on sub-communicators of
+//                 each node and across nodes instead, its stages issued as soon as their
+//                 predecessors completed (polled from the grad-ready callback).
 //   zero_stage 1: reduce_scatter(avg) of each bucket into this rank's gradient shard; only the last
 //                 micro-step of an accumulation communicates.
 //   zero_stage 2: as 1, but every micro-step is reduced and accumulated into the shard, and the full
@@ -38,6 +42,7 @@
 #include "parallel/comm/communicator.h"
 #include "parallel/ddp/buckets.h"
 #include "parallel/ddp/compression.h"
+#include "parallel/ddp/hierarchical.h"
 #include "parallel/ddp/sharding.h"
 
 namespace tt::parallel {
@@ -49,9 +54,12 @@ struct CommTimes {
 
 class GradReducer {
  public:
+  // shape kHierarchical needs zero_stage 0 (kConfig otherwise) and is collective over comm (it
+  // splits it); ranks_per_node as node_layout() (0: comm's own nodes).
   GradReducer(Communicator& comm, Tensor grads, const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges,
               int zero_stage, const BucketCaps& caps, GradCompression compression = GradCompression::kNone,
-              bool error_feedback = true);
+              bool error_feedback = true, CollectiveShape shape = CollectiveShape::kFlat, int ranks_per_node = 0);
+  ~GradReducer();
 
   // Before each micro-step's backward: micro-step `micro` of `accum_steps` in this optimizer step.
   void begin_backward(int micro, int accum_steps);
@@ -68,11 +76,15 @@ class GradReducer {
   int zero_stage() const { return zero_stage_; }
   const std::vector<Bucket>& buckets() const { return buckets_; }
   GradCompression compression() const { return compression_; }
+  CollectiveShape shape() const { return hier_ ? CollectiveShape::kHierarchical : CollectiveShape::kFlat; }
+  // The node layout the hierarchical all-reduce runs on (nullptr when flat).
+  const NodeLayout* node_layout() const { return hier_ ? &hier_->layout() : nullptr; }
   // Error-feedback state of this rank (empty tensor without feedback); checkpointed state, the same
   // length on every rank. [0, n): the residual of this rank's compressed gradient (n = gradient
   // elements); [n, numel()): the "owner" residual of re-compressing the reduced chunks this rank
-  // owns, per bucket a slot as long as the bucket's largest chunk (layout depends on size()).
-  Tensor& residual() { return residual_; }
+  // owns, per bucket a slot as long as the bucket's largest chunk (layout depends on size()); with
+  // the hierarchical shape, HierarchicalAllReduce::residual()'s layout.
+  Tensor& residual() { return hier_ ? hier_->residual() : residual_; }
 
  private:
   void launch(size_t bucket_index);
@@ -108,6 +120,7 @@ class GradReducer {
   std::vector<std::shared_ptr<Work>> pending_;
   std::vector<double> issued_at_;  // seconds, parallel to pending_
   CommTimes times_;
+  std::unique_ptr<HierarchicalAllReduce> hier_;  // collective shape "hierarchical"
 };
 
 }  // namespace tt::parallel

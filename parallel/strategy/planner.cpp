@@ -55,6 +55,18 @@ std::string Candidate::shape_name() const {
 
 std::string Candidate::collective_name() const { return zero_stage == 0 ? "all_reduce" : "rs+ag"; }
 
+std::vector<std::string> Candidate::config_settings() const {
+  if (!runnable()) return {};
+  char mib[32];
+  // Planner buckets are in MB (1e6 bytes); parallel.bucket_cap_mb is in MiB (GradReducer: x 2^20).
+  std::snprintf(mib, sizeof mib, "%.6g", bucket_mb * 1e6 / double(1 << 20));
+  return {str("parallel.zero_stage=", zero_stage), str("parallel.bucket_cap_mb=", mib),
+          str("parallel.grad_compression=", payload == Payload::kFp32   ? "none"
+                                            : payload == Payload::kBf16 ? "bf16"
+                                                                        : "int8"),
+          str("parallel.collective=", shape == Algorithm::kHierarchical ? "hierarchical" : "flat")};
+}
+
 std::string Candidate::label() const {
   return str(num(bucket_mb, 0), "MB ", cost::payload_name(payload), " ", shape_name(), " ", collective_name(), " zero",
              zero_stage);
@@ -109,20 +121,24 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
   if (cluster.ranks > 1) {
     const auto ready = cost::bucket_ready_times(buckets, model.tensor_ranges, model.ready_fraction, bwd_micro);
     std::vector<cost::LinkJob> jobs;
-    const bool compressed_ar = zero_stage == 0 && payload != Payload::kFp32 && shape != Algorithm::kHierarchical;
-    const bool gather_sum = compressed_ar && compressed_all_reduce == CompressedAllReduce::kAllGather;
+    const bool compressed_ar = zero_stage == 0 && payload != Payload::kFp32;
+    const bool gather_sum =
+        compressed_ar && shape != Algorithm::kHierarchical && compressed_all_reduce == CompressedAllReduce::kAllGather;
     for (size_t i = 0; i < buckets.size(); ++i) {
       const double elems = double(buckets[i].size());
       const double wire = elems * cost::payload_bytes_per_elem(payload);
-      double link, codec = cost::codec_time_s(payload, buckets[i].size(), cluster.mem_bw_gbps);
+      double link, codec = cost::codec_time_s(payload, buckets[i].size(), cluster);
       if (gather_sum) {  // every rank receives the other n-1 compressed buckets and decompress-adds them
         link = cost::collective_cost(Collective::kAllGather, Algorithm::kRing, wire * cluster.ranks, cluster).total_s();
-        codec +=
-            (cluster.ranks - 1) * elems * (cost::payload_bytes_per_elem(payload) + 8) / (cluster.mem_bw_gbps * 1e9);
+        codec += (cluster.ranks - 1) * cost::decompress_add_time_s(payload, buckets[i].size(), cluster);
       } else {
         link = cost::collective_cost(c.grad_collective(), shape, wire, cluster).total_s();
-        // GradReducer's reduce-scatter: the owner decompress-adds n copies of its 1/n chunk.
-        if (compressed_ar) codec += elems * (cost::payload_bytes_per_elem(payload) + 8) / (cluster.mem_bw_gbps * 1e9);
+        // GradReducer's reduce-scatter: the owner decompress-adds n copies of its 1/n chunk (the
+        // hierarchical one does so on the node and again, for 1/g of it, across nodes).
+        if (compressed_ar) {
+          const double owner = cost::decompress_add_time_s(payload, buckets[i].size(), cluster);
+          codec += shape == Algorithm::kHierarchical ? owner * (1.0 + 1.0 / cluster.ranks_per_node) : owner;
+        }
       }
       jobs.push_back({ready[i], link + codec});
     }
@@ -252,10 +268,16 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
     for (Payload payload : options.payloads)
       for (int zero : options.zero_stages) {
         if (single && (payload != Payload::kFp32 || zero != 0)) continue;
+        // GradReducer compresses the all-reduce only (parallel.grad_compression is zero_stage 0 only).
+        if (payload != Payload::kFp32 && zero != 0) continue;
         // Compressed all-reduce runs as GradReducer's all_to_all + all_gather (either pricing): no tree.
         std::vector<Algorithm> shapes{Algorithm::kRing};
-        if (!single && zero == 0 && payload == Payload::kFp32) shapes.push_back(Algorithm::kTree);
-        if (cluster.nodes > 1 && cluster.ranks_per_node > 1) shapes.push_back(Algorithm::kHierarchical);
+        // Tree: NCCL's, selected by NCCL_ALGO=Tree on GPU ranks; the MPI backend's all-reduce is a ring.
+        if (!single && zero == 0 && payload == Payload::kFp32 && cluster.has_gpus) shapes.push_back(Algorithm::kTree);
+        // Hierarchical: GradReducer's all-reduce (parallel.collective "hierarchical", every payload);
+        // ZeRO-3 (priced only) keeps it for comparison; ZeRO-1/2 reduce-scatter flat.
+        if (cluster.nodes > 1 && cluster.ranks_per_node > 1 && (zero == 0 || zero == 3))
+          shapes.push_back(Algorithm::kHierarchical);
         for (Algorithm shape : shapes)
           plan.candidates.push_back(evaluate_candidate(cluster, model, plan.compute, mb, payload, shape, zero,
                                                        plan.memory_limit_bytes, options.compressed_all_reduce));
@@ -325,8 +347,18 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
   }
   if (p && p->shape == Algorithm::kHierarchical)
     plan.notes.push_back(
-        "hierarchical collectives (intra-node + inter-node communicators) are not in GradReducer yet; "
-        "NCCL_ALGO=Tree is NCCL's closest built-in");
+        str("hierarchical all-reduce: GradReducer splits the ranks into per-node and cross-node communicators ",
+            "(parallel.collective=hierarchical; ", cluster.nodes, " nodes x ", cluster.ranks_per_node, " ranks)"));
+  if (!single && std::any_of(plan.candidates.begin(), plan.candidates.end(),
+                             [](const Candidate& c) { return c.payload != Payload::kFp32; })) {
+    const cost::CodecFigures& codec = cluster.codec[int(Payload::kInt8)];
+    plan.notes.push_back(codec.measured()
+                             ? str("codec priced from the probe's measurement on ", cluster.device_name,
+                                   ": int8+ef compress ", num(codec.compress_gbps, 2), " GB/s, decompress-add ",
+                                   num(codec.decompress_add_gbps, 2), " GB/s of fp32 gradients")
+                             : str("codec priced from memory bandwidth (", num(cluster.mem_bw_gbps, 0),
+                                   " GB/s; no codec measurement in the topology)"));
+  }
   return plan;
 }
 

@@ -22,7 +22,16 @@
 //    ahead of the gradient buckets on the link) but is a memory fallback only: its candidates are
 //    eligible when no stage 0–2 candidate fits (GradReducer implements stages 0–2; a stage-3 pick
 //    says so in notes).
-//  * Tree is an all-reduce algorithm only (as in NCCL); hierarchical only exists with > 1 node.
+//  * Tree is an all-reduce algorithm only (as in NCCL), offered for GPU ranks only (NCCL_ALGO=Tree;
+//    the MPI backend runs a ring); hierarchical only exists with > 1 node, and
+//    only for the all-reduce (GradReducer's HierarchicalAllReduce, every payload: its codec adds the
+//    decompress-add of the copies on the node and across nodes) and the priced ZeRO-3.
+//  * Only what `topotrain train` runs is offered (Candidate::runnable, config_settings): compressed
+//    payloads with ZeRO-0 only (GradReducer compresses the all-reduce), hierarchical with ZeRO-0;
+//    ZeRO-3 stays a priced fallback.
+//  * The codec (quantize before, decompress-add after) is priced from the probe's measurement of
+//    parallel/ddp/compression on the cluster's CPUs when the Topology has one (CPU ranks), else as
+//    a memory-bound pass at the device's bandwidth (cost::codec_time_s).
 //  * A compressed (bf16/int8) all-reduce is priced by default as GradReducer runs it: a compressed
 //    reduce-scatter (all_to_all of per-rank compressed chunks; each owner decompresses, averages and
 //    re-compresses its chunk) + an all-gather of the compressed reduced chunks: 2(n-1)/n · S_c per
@@ -91,6 +100,13 @@ struct Candidate {
   std::string shape_name() const;       // "ring", "tree", "hier"
   std::string collective_name() const;  // "all_reduce", "rs+ag"
   std::string label() const;            // "25MB fp32 ring all_reduce zero0"
+  // `topotrain train` runs every candidate but ZeRO-3 (a priced memory fallback). Ring and tree both
+  // run as the communicator's own all-reduce (parallel.collective "flat"; tree is offered on GPU
+  // ranks, where NCCL_ALGO=Tree selects it), hierarchical as GradReducer's.
+  bool runnable() const { return zero_stage <= 2; }
+  // The config fields that select this candidate, "parallel.zero_stage=0", ... (for --set);
+  // empty when not runnable.
+  std::vector<std::string> config_settings() const;
 };
 
 struct StrategyPlan {

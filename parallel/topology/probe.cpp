@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "core/error.h"
+#include "parallel/ddp/sharding.h"
+#include "parallel/topology/codec_probe.h"
 #include "parallel/topology/nvlink.h"
 #include "parallel/topology/presets.h"
 #include "parallel/topology/probe_cuda.h"
@@ -84,6 +87,8 @@ std::vector<std::string> exchange_fragments(Communicator& comm, const std::strin
   return out;
 }
 
+}  // namespace
+
 std::vector<CollectiveMeasurement> measure_collectives(Communicator& comm, const ProbeOptions& opts) {
   std::vector<CollectiveMeasurement> out;
   const int n = comm.size();
@@ -93,17 +98,19 @@ std::vector<CollectiveMeasurement> measure_collectives(Communicator& comm, const
   for (const std::string& op : ops) {
     const bool all_reduce = op == "all_reduce";
     for (const int64_t bytes : opts.sizes) {
-      int64_t count = std::max<int64_t>(1, bytes / 4);  // the whole buffer, in f32 elements
-      if (!all_reduce) count = std::max<int64_t>(n, count - count % n);
-      const int64_t block = count / n;
+      const int64_t count = std::max<int64_t>(1, bytes / 4);  // the whole buffer, in f32 elements
+      // The trainer's calls: reduce_scatter_v of gradient buckets and all_gather_v of the parameters,
+      // with per-rank counts from the ZeRO shard layout (MPI_Ireduce_scatter / MPI_Iallgatherv).
+      const std::vector<int64_t> counts = parallel::shard_sizes(count, n);
       std::vector<float> a(size_t(count), 0.0f), b(all_reduce ? 0 : size_t(count), 0.0f);
+      const int64_t offset = parallel::shard_of(count, n, comm.rank()).begin;
       auto once = [&] {
         if (all_reduce)
           comm.all_reduce(a.data(), count, DType::kF32, parallel::ReduceOp::kSum)->wait();
         else if (op == "reduce_scatter")
-          comm.reduce_scatter(a.data(), b.data(), block, DType::kF32, parallel::ReduceOp::kSum)->wait();
-        else
-          comm.all_gather(a.data(), b.data(), block, DType::kF32)->wait();
+          comm.reduce_scatter_v(a.data(), b.data(), counts, DType::kF32, parallel::ReduceOp::kAvg)->wait();
+        else  // in place, as the trainer gathers its parameter shards
+          comm.all_gather_v(b.data() + offset, b.data(), counts, DType::kF32)->wait();
       };
       for (int i = 0; i < opts.warmup; ++i) once();
       comm.barrier()->wait();
@@ -113,6 +120,7 @@ std::vector<CollectiveMeasurement> measure_collectives(Communicator& comm, const
       comm.all_reduce(&t, 1, DType::kF32, parallel::ReduceOp::kMax)->wait();  // the slowest rank's mean
       CollectiveMeasurement m;
       m.set_op(op);
+      m.set_call(all_reduce ? "all_reduce" : op + "_v");
       m.set_bytes(uint64_t(count) * 4);
       m.set_ranks(n);
       m.set_time_us(double(t) * 1e6);
@@ -123,6 +131,39 @@ std::vector<CollectiveMeasurement> measure_collectives(Communicator& comm, const
   }
   return out;
 }
+
+std::vector<CollectiveMeasurement> measure_intra_node(Communicator& comm, const ProbeOptions& opts) {
+  const std::unique_ptr<Communicator> node = comm.split(comm.node(), comm.local_rank());
+  ProbeOptions all_reduce_only = opts;
+  all_reduce_only.ops = {};
+  std::vector<CollectiveMeasurement> out = measure_collectives(*node, all_reduce_only);
+  for (CollectiveMeasurement& m : out) {
+    float t = float(m.time_us());
+    comm.all_reduce(&t, 1, DType::kF32, parallel::ReduceOp::kMax)->wait();  // the slowest node
+    m.set_time_us(double(t));
+    m.set_bus_bandwidth_gbps(t > 0 ? double(m.bytes()) / (double(t) * 1e3) * bus_factor(m.op(), m.ranks()) : 0);
+    m.set_scope("intra_node");
+  }
+  return out;
+}
+
+std::vector<CodecMeasurement> measure_codecs(Communicator& comm, const ProbeOptions& opts) {
+  std::vector<CodecMeasurement> out;
+  if (opts.codec_elements <= 0) return out;
+  for (const parallel::GradCompression c : {parallel::GradCompression::kBf16, parallel::GradCompression::kInt8}) {
+    CodecMeasurement m = measure_codec(c, opts.codec_elements, std::max(1, opts.codec_iters));
+    // The slowest rank: the largest time per byte, i.e. the smallest throughput.
+    float inv[2] = {float(m.compress_gbps() > 0 ? 1.0 / m.compress_gbps() : 0.0),
+                    float(m.decompress_add_gbps() > 0 ? 1.0 / m.decompress_add_gbps() : 0.0)};
+    if (comm.size() > 1) comm.all_reduce(inv, 2, DType::kF32, parallel::ReduceOp::kMax)->wait();
+    m.set_compress_gbps(inv[0] > 0 ? 1.0 / double(inv[0]) : 0.0);
+    m.set_decompress_add_gbps(inv[1] > 0 ? 1.0 / double(inv[1]) : 0.0);
+    out.push_back(m);
+  }
+  return out;
+}
+
+namespace {
 
 // Busbw of a ring through GPUs 0..G-1 of `node`: its slowest hop; 0 with fewer than 2 GPUs.
 double ring_bandwidth(const Topology& t, int node) {
@@ -244,7 +285,8 @@ AlphaBeta fit_all_reduce(const std::vector<CollectiveMeasurement>& measurements)
 }
 
 Topology assemble_topology(const std::vector<Topology>& node_fragments, const std::vector<int>& node_of_rank,
-                           const std::vector<CollectiveMeasurement>& measurements) {
+                           const std::vector<CollectiveMeasurement>& measurements,
+                           const std::vector<CollectiveMeasurement>& intra_node) {
   const int num_nodes = int(node_fragments.size()), n = int(node_of_rank.size());
   if (num_nodes < 1) throw Error(ErrorKind::kInternal, "assemble_topology: no node fragments");
   Topology t;
@@ -284,7 +326,9 @@ Topology assemble_topology(const std::vector<Topology>& node_fragments, const st
   t.set_ranks_per_node(ranks);
 
   for (const CollectiveMeasurement& m : measurements) *t.add_measurements() = m;
+  for (const CollectiveMeasurement& m : intra_node) *t.add_measurements() = m;
   const AlphaBeta fit = fit_all_reduce(measurements);
+  const AlphaBeta intra_fit = fit_all_reduce(intra_node);  // zero when not measured
   if (num_nodes > 1) {
     t.set_inter_node_busbw_gbps(fit.busbw_gbps);
     t.set_inter_node_latency_us(fit.latency_us);
@@ -336,14 +380,19 @@ Topology assemble_topology(const std::vector<Topology>& node_fragments, const st
       l->set_gpu_a(-1);
       l->set_node_b(i);
       l->set_gpu_b(-1);
-      if (num_nodes == 1) {
-        l->set_bandwidth_gbps(fit.busbw_gbps);
-        l->set_latency_us(fit.latency_us);
-        l->set_measured(fit.busbw_gbps > 0);
+      const AlphaBeta& shm = num_nodes == 1 ? fit : intra_fit;
+      if (shm.busbw_gbps > 0) {
+        l->set_bandwidth_gbps(shm.busbw_gbps);
+        l->set_latency_us(shm.latency_us);
+        l->set_measured(true);
       }
     }
-    if (num_nodes > 1)
+    if (num_nodes > 1 && intra_fit.busbw_gbps > 0) {
+      t.set_intra_node_busbw_gbps(intra_fit.busbw_gbps);
+      t.set_intra_node_latency_us(intra_fit.latency_us);
+    } else if (num_nodes > 1) {
       t.add_notes("intra-node (shared memory) bandwidth not measured: the world all-reduce crosses the network");
+    }
   }
   add_network_links(t, num_nodes, fit.busbw_gbps, fit.latency_us, fit.busbw_gbps > 0);
   return t;
@@ -367,7 +416,28 @@ Topology probe_topology(Communicator& comm, const ProbeOptions& opts) {
     TT_ASSERT(by_node[size_t(idx)].ParseFromString(fragments[size_t(r)]), "bad probe fragment from rank ", r);
   }
   const std::vector<CollectiveMeasurement> measurements = measure_collectives(comm, opts);
-  return assemble_topology(by_node, std::vector<int>(node_of.begin(), node_of.end()), measurements);
+  // CPU ranks on several nodes: the world all-reduce crosses the network, so time the nodes' own
+  // links on a node sub-communicator (the same decision on every rank: from the gathered layout).
+  std::vector<CollectiveMeasurement> intra;
+  std::vector<int> per_node(size_t(comm.num_nodes()), 0);
+  for (int32_t node : node_of) ++per_node[size_t(node)];
+  const bool uniform = std::all_of(per_node.begin(), per_node.end(), [&](int k) { return k == per_node[0]; });
+  bool any_gpu = false;
+  for (const Topology& f : by_node) any_gpu = any_gpu || (f.nodes_size() > 0 && f.nodes(0).gpus_size() > 0);
+  std::string intra_note;
+  if (comm.num_nodes() > 1 && uniform && per_node[0] > 1 && !any_gpu) {
+    try {
+      intra = measure_intra_node(comm, opts);
+    } catch (const Error& e) {  // a backend without split(): the same on every rank
+      intra_note = str("intra-node all-reduce not timed: ", e.what());
+    }
+  }
+  Topology t = assemble_topology(by_node, std::vector<int>(node_of.begin(), node_of.end()), measurements, intra);
+  if (!intra_note.empty()) t.add_notes(intra_note);
+  // The CPU codec prices CPU ranks only (the same decision on every rank: t is identical everywhere).
+  if (t.gpus_per_node() == 0)
+    for (const CodecMeasurement& m : measure_codecs(comm, opts)) *t.add_codec() = m;
+  return t;
 }
 
 }  // namespace tt::topology

@@ -34,21 +34,37 @@ struct ProbeOptions {
   int64_t gpu_copy_bytes = int64_t(64) << 20;  // per P2P / host<->device copy
   int gpu_copy_iters = 5;
   std::string sysfs_root = "/sys";
+  int64_t codec_elements = int64_t(1) << 22;  // CPU codec timing buffer (0 = do not time the codec)
+  int codec_iters = 3;
 };
 
 // Collective: every rank of `comm` must call it, with equal options; every rank returns the same
 // Topology (source "probe"). Measurements are of opts.ops over f32 buffers of opts.sizes on all
-// ranks together (bytes = the whole buffer: reduce_scatter's send, all_gather's receive buffer,
-// rounded down to a multiple of 4·ranks); reduce_scatter / all_gather are fitted like all_reduce
+// ranks together (bytes = the whole buffer: reduce_scatter's send, all_gather's receive buffer),
+// through the calls the trainer issues (measure_collectives); without GPUs the CPU gradient codec
+// is timed too (Topology.codec, measure_codecs); reduce_scatter / all_gather are fitted like all_reduce
 // into Topology.collective_fits (inter-node figures with several nodes, intra-node for CPU ranks
 // on one node, none for GPU nodes, whose intra figure comes from the GPU links); with several nodes the world
 // all-reduce is bounded by the network and is reported as the inter-node figure, and the intra-node busbw then comes
-// from the GPU links (or stays 0 for CPU ranks: the Communicator has no per-node sub-communicator to time it). Throws
+// from the GPU links, or for CPU ranks from an all-reduce timed on each node's sub-communicator (measure_intra_node;
+// when the nodes hold equal rank counts > 1 and the backend can split). Throws
 // tt::Error on a CUDA failure (on a node leader only: its peers then wait for the collective timeout unless the caller
 // ends the job, as launch/'s run_on_all_ranks does) or a collective timeout.
 Topology probe_topology(parallel::Communicator& comm, const ProbeOptions& opts = {});
 
-// ---- The pure steps of probe_topology, exposed so GPU and multi-node cases are tested on data ----
+// ---- The steps of probe_topology, exposed so GPU and multi-node cases are tested on data ----
+
+// Collective: times opts.ops at opts.sizes through the calls the trainer issues for them:
+// all_reduce (sum), reduce_scatter_v (avg; GradReducer's ZeRO buckets) and all_gather_v (in place;
+// the ZeRO parameter gather), the _v counts being the ZeRO shard sizes of the buffer
+// (parallel/ddp/sharding). Each entry's `call` names the call; time is the slowest rank's mean.
+std::vector<CollectiveMeasurement> measure_collectives(parallel::Communicator& comm, const ProbeOptions& opts);
+// Collective: all_reduce at opts.sizes within every node, on a node sub-communicator (split), the
+// slowest rank's mean over all nodes; scope "intra_node". Every node must hold as many ranks.
+std::vector<CollectiveMeasurement> measure_intra_node(parallel::Communicator& comm, const ProbeOptions& opts);
+// Collective: measure_codec() for bf16 and int8 on every rank at once, the slowest rank's figures;
+// empty when opts.codec_elements is 0.
+std::vector<CodecMeasurement> measure_codecs(parallel::Communicator& comm, const ProbeOptions& opts);
 
 // What a node leader gathered from its hardware.
 struct NodeProbe {
@@ -69,8 +85,11 @@ Topology node_fragment(const NodeProbe& probe, const std::string& sysfs_root);
 // The job's Topology from one fragment per node (by node index), the node of every world rank, and
 // the all_reduce measurements over all ranks (see probe_topology for how the figures are derived).
 // Throws tt::Error(kInternal) when the inputs disagree (a rank on a node without a fragment).
+// intra_node: all_reduce timed within each node (scope "intra_node"; CPU ranks on several nodes):
+// fitted into the intra-node figures and the nodes' shared-memory links.
 Topology assemble_topology(const std::vector<Topology>& node_fragments, const std::vector<int>& node_of_rank,
-                           const std::vector<CollectiveMeasurement>& measurements);
+                           const std::vector<CollectiveMeasurement>& measurements,
+                           const std::vector<CollectiveMeasurement>& intra_node = {});
 
 // nccl-tests bus bandwidth factor of all_reduce over n ranks: 2(n-1)/n (0 for one rank).
 double all_reduce_bus_factor(int ranks);

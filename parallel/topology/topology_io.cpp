@@ -5,6 +5,7 @@
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -228,6 +229,13 @@ void validate_topology(const Topology& t, const std::string& where) {
     non_negative(str("measurements[", i, "].time_us"), m.time_us());
     non_negative(str("measurements[", i, "].bus_bandwidth_gbps"), m.bus_bandwidth_gbps());
   }
+  for (int i = 0; i < t.codec_size(); ++i) {
+    const CodecMeasurement& c = t.codec(i);
+    const std::string name = str("codec[", i, "]");
+    if (c.payload() != "bf16" && c.payload() != "int8") bad(str(name, ".payload = '", c.payload(), "' (bf16 or int8)"));
+    non_negative(name + ".compress_gbps", c.compress_gbps());
+    non_negative(name + ".decompress_add_gbps", c.decompress_add_gbps());
+  }
   for (int i = 0; i < t.collective_fits_size(); ++i) {
     const CollectiveFit& f = t.collective_fits(i);
     const std::string name = str("collective_fits[", i, "]");
@@ -300,20 +308,28 @@ std::string describe_topology(const Topology& t) {
   if (t.measurements_size() > 0) {
     const CollectiveMeasurement& m0 = t.measurements(0);
     os << "measured "
-       << (t.measurements_size() > 1 && t.measurements(t.measurements_size() - 1).op() != m0.op()
+       << (std::any_of(t.measurements().begin(), t.measurements().end(),
+                       [&](const CollectiveMeasurement& m) { return m.op() != m0.op(); })
                ? std::string("collectives")
                : m0.op())
        << " through the " << (m0.backend().empty() ? "?" : m0.backend()) << " communicator, " << m0.ranks()
        << " rank(s) (slowest rank's mean):\n";
     char line[160];
-    std::snprintf(line, sizeof(line), "  %-16s %10s %12s %12s\n", "op", "size", "time(us)", "busbw(GB/s)");
+    std::snprintf(line, sizeof(line), "  %-16s %10s %12s %12s  %s\n", "op", "size", "time(us)", "busbw(GB/s)", "call");
     os << line;
     for (const CollectiveMeasurement& m : t.measurements()) {
-      std::snprintf(line, sizeof(line), "  %-16s %10s %12.1f %12.3f\n", m.op().c_str(),
-                    parallel::format_size(double(m.bytes())).c_str(), m.time_us(), m.bus_bandwidth_gbps());
+      std::snprintf(line, sizeof(line), "  %-16s %10s %12.1f %12.3f  %s\n", m.op().c_str(),
+                    parallel::format_size(double(m.bytes())).c_str(), m.time_us(), m.bus_bandwidth_gbps(),
+                    ((m.call().empty() ? std::string("?") : m.call()) +
+                     (m.scope().empty() ? std::string() : " (" + m.scope() + ")"))
+                        .c_str());
       os << line;
     }
   }
+  for (const CodecMeasurement& c : t.codec())
+    os << "codec " << c.payload() << " (CPU, " << c.threads() << " thread(s)/rank): compress "
+       << gbps(c.compress_gbps()) << " GB/s, decompress-add " << gbps(c.decompress_add_gbps())
+       << " GB/s of fp32 gradients\n";
 
   std::vector<std::string> hints;
   if (t.gpus_per_node() > 1 && !t.p2p_all_verified())

@@ -181,6 +181,32 @@ TEST(CommDefaults, AllToAllIsUnsupportedUnlessTheBackendImplementsIt) {
   }
 }
 
+TEST(CommDefaults, SplitIsUnsupportedUnlessTheBackendImplementsIt) {
+  NoAllToAllCommunicator c;
+  try {
+    c.split(0, 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
+    EXPECT_NE(std::string(e.what()).find("split is not supported by the stub backend"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LocalCommunicator, SplitGivesAnotherSingleRankCommunicator) {
+  LocalCommunicator c;
+  auto sub = c.split(3, 7);
+  ASSERT_NE(sub, nullptr);
+  EXPECT_EQ(sub->size(), 1);
+  EXPECT_EQ(sub->rank(), 0);
+  EXPECT_EQ(sub->num_nodes(), 1);
+  EXPECT_EQ(sub->backend(), "local");
+  float v = 2.5f;
+  sub->all_reduce(&v, 1, DType::kF32, ReduceOp::kAvg)->wait();
+  EXPECT_EQ(v, 2.5f);
+  EXPECT_EQ(c.collectives_issued(), 0) << "the split's collectives are its own";
+  EXPECT_THROW(c.split(-1, 0), Error);
+}
+
 TEST(CommFingerprint, AllToAll) {
   const CollectiveFingerprint a2a{CollectiveKind::kAllToAll, 96, DType::kI8, 4, 0};
   EXPECT_EQ(a2a.str(), "all_to_all(96 i8) #4");

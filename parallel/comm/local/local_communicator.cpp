@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/error.h"
 #include "core/logging.h"
 #include "parallel/comm/collective_args.h"
 
@@ -24,7 +25,14 @@ void copy_elems(const void* src, void* dst, int64_t count, DType dtype) {
 }
 }  // namespace
 
-LocalCommunicator::LocalCommunicator(const CommOptions&) {}
+LocalCommunicator::LocalCommunicator(const CommOptions& opts) : opts_(opts) {}
+
+std::unique_ptr<Communicator> LocalCommunicator::split(int color, int) {
+  if (color < 0)
+    throw Error(ErrorKind::kInternal, str("split color ", color, " is negative"), "communicator split",
+                "this is a bug in the component splitting the communicator");
+  return std::make_unique<LocalCommunicator>(opts_);
+}
 
 std::shared_ptr<Work> LocalCommunicator::done() {
   ++seq_;

@@ -25,11 +25,14 @@ class LocalCommunicator : public Communicator {
 
   TT_COMMUNICATOR_BACKEND_OVERRIDES
   TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE
+  // split: another single-rank communicator with the same options (color must be >= 0).
+  TT_COMMUNICATOR_SPLIT_OVERRIDE
 
   int64_t collectives_issued() const { return seq_; }
 
  private:
   std::shared_ptr<Work> done();
+  CommOptions opts_;
   int64_t seq_ = 0;
 };
 

@@ -169,7 +169,12 @@ struct DiagnosisRequest {
 // ---- the communicator ----------------------------------------------------------------------------
 class MpiCommunicator : public Communicator {
  public:
+  // The world communicator (MPI_COMM_WORLD).
   MpiCommunicator(const CommOptions& opts, const RankInfo& env);
+  // A communicator over `base` (from split(); adopted: freed at shutdown), whose member r is world
+  // rank world_ranks[r], on the node the parent numbered parent_nodes[r].
+  MpiCommunicator(const CommOptions& opts, MPI_Comm base, const std::vector<int>& parent_nodes,
+                  std::vector<int> world_ranks, std::string label);
   ~MpiCommunicator() override;
 
   int rank() const override { return rank_; }
@@ -179,9 +184,11 @@ class MpiCommunicator : public Communicator {
   int node() const override { return node_; }
   int num_nodes() const override { return num_nodes_; }
   std::string backend() const override { return "mpi"; }
+  int world_rank() const { return world_rank_; }
 
   TT_COMMUNICATOR_BACKEND_OVERRIDES
   TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE
+  TT_COMMUNICATOR_SPLIT_OVERRIDE
 
   // Blocks up to the query window for one round of peer queries; "rank(s) 1 (rank 1 last issued #16)".
   std::string diagnose(int64_t seq);
@@ -192,6 +199,10 @@ class MpiCommunicator : public Communicator {
   std::shared_ptr<MpiWork> make_work(CollectiveKind kind, int64_t count, DType dtype, int32_t op_or_root,
                                      int64_t bytes);
   std::shared_ptr<Work> submit(std::shared_ptr<MpiWork> w);
+  // Duplicates the data, fingerprint and control communicators from base_comm_, opens the control
+  // connections and starts the threads (collective over base_comm_).
+  void start();
+  int world_of(int r) const { return world_of_.empty() ? r : world_of_[size_t(r)]; }
 
   void progress_loop();
   bool advance_posting(MpiWork& w);  // true once w's data collective is posted
@@ -208,7 +219,11 @@ class MpiCommunicator : public Communicator {
   CommOptions opts_;
   long long delayed_link_free_ns_ = 0;  // comm thread only (inject_delay_s)
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_ = 0, num_nodes_ = 1;
-  MPI_Comm data_comm_ = MPI_COMM_NULL, fp_comm_ = MPI_COMM_NULL, ctl_comm_ = MPI_COMM_NULL;
+  int world_rank_ = 0;         // in messages: ranks are named by their world rank
+  std::vector<int> world_of_;  // world rank of each member (empty for the world communicator)
+  std::string label_;          // "" for the world, " [split color C]" for a split communicator
+  // base_comm_: what split() splits (a duplicate of MPI_COMM_WORLD, or the split's own communicator).
+  MPI_Comm base_comm_ = MPI_COMM_NULL, data_comm_ = MPI_COMM_NULL, fp_comm_ = MPI_COMM_NULL, ctl_comm_ = MPI_COMM_NULL;
   double query_window_s_ = 1.0;
 
   // Submission (application thread -> progress thread).
@@ -252,7 +267,8 @@ void MpiWork::wait(double timeout) {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     if (cv_.wait_for(lock, std::chrono::duration<double>(limit), [&] { return done_; })) {
-      if (status_.load() == WorkStatus::kFailed) throw Error(ErrorKind::kRuntime, error_, str("rank ", comm->rank()));
+      if (status_.load() == WorkStatus::kFailed)
+        throw Error(ErrorKind::kRuntime, error_, str("rank ", comm->world_rank()));
       return;
     }
   }
@@ -263,7 +279,7 @@ void MpiWork::wait(double timeout) {
   char secs[32];
   std::snprintf(secs, sizeof(secs), "%.1f", t);
   throw Error(ErrorKind::kRuntime, str("collective ", desc, " timed out after ", secs, " s waiting for ", who),
-              str("rank ", comm->rank()),
+              str("rank ", comm->world_rank()),
               "the named ranks are behind (slow, stuck, or skipped a collective) or dead; the collective is still "
               "in flight, keep its buffers alive");
 }
@@ -272,6 +288,7 @@ MpiCommunicator::MpiCommunicator(const CommOptions& opts, const RankInfo& env) :
   ensure_mpi_initialized();
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  world_rank_ = rank_;
   if (env.world_size > 1 && env.world_size != size_)
     throw Error(ErrorKind::kConfig,
                 str("the launcher (", env.source, ") says world size ", env.world_size, " but MPI_COMM_WORLD has ",
@@ -279,27 +296,65 @@ MpiCommunicator::MpiCommunicator(const CommOptions& opts, const RankInfo& env) :
                 str("rank ", rank_),
                 "launch with the mpirun of the MPI topotrain was built with (torchrun-style launchers start "
                 "independent processes that MPI cannot join)");
+  TT_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &base_comm_));
+  TT_MPI_CHECK(MPI_Comm_set_errhandler(base_comm_, MPI_ERRORS_RETURN));
+  if (opts_.ranks_per_node > 0) {
+    // Pretended nodes of consecutive ranks (tests of hierarchical collectives on one machine).
+    if (size_ % opts_.ranks_per_node != 0)
+      throw Error(ErrorKind::kConfig,
+                  str("parallel.ranks_per_node ", opts_.ranks_per_node, " does not divide the ", size_, " ranks"),
+                  str("rank ", rank_), "use a divisor of the rank count, or 0 for the hosts' own layout");
+    local_size_ = opts_.ranks_per_node;
+    local_rank_ = rank_ % local_size_;
+    node_ = rank_ / local_size_;
+    num_nodes_ = size_ / local_size_;
+  } else {
+    // Nodes: ranks sharing memory; node ids ordered by each node's lowest world rank.
+    MPI_Comm local = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+    TT_MPI_CHECK(MPI_Comm_split_type(base_comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
+    MPI_Comm_rank(local, &local_rank_);
+    MPI_Comm_size(local, &local_size_);
+    TT_MPI_CHECK(MPI_Comm_split(base_comm_, local_rank_ == 0 ? 0 : MPI_UNDEFINED, rank_, &leaders));
+    int node_info[2] = {0, 1};
+    if (leaders != MPI_COMM_NULL) {
+      MPI_Comm_rank(leaders, &node_info[0]);
+      MPI_Comm_size(leaders, &node_info[1]);
+      MPI_Comm_free(&leaders);
+    }
+    TT_MPI_CHECK(MPI_Bcast(node_info, 2, MPI_INT, 0, local));
+    MPI_Comm_free(&local);
+    node_ = node_info[0];
+    num_nodes_ = node_info[1];
+  }
+  start();
+}
+
+MpiCommunicator::MpiCommunicator(const CommOptions& opts, MPI_Comm base, const std::vector<int>& parent_nodes,
+                                 std::vector<int> world_ranks, std::string label)
+    : opts_(opts), world_of_(std::move(world_ranks)), label_(std::move(label)), base_comm_(base) {
+  MPI_Comm_rank(base_comm_, &rank_);
+  MPI_Comm_size(base_comm_, &size_);
+  world_rank_ = world_of_[size_t(rank_)];
+  // Nodes as the parent saw them, renumbered by each node's lowest member.
+  std::vector<int> renumbered;  // parent node id of new node i
+  local_rank_ = local_size_ = 0;
+  for (int r = 0; r < size_; ++r) {
+    const int pn = parent_nodes[size_t(r)];
+    if (std::find(renumbered.begin(), renumbered.end(), pn) == renumbered.end()) renumbered.push_back(pn);
+    if (pn != parent_nodes[size_t(rank_)]) continue;
+    if (r < rank_) ++local_rank_;
+    ++local_size_;
+  }
+  node_ = int(std::find(renumbered.begin(), renumbered.end(), parent_nodes[size_t(rank_)]) - renumbered.begin());
+  num_nodes_ = int(renumbered.size());
+  start();
+}
+
+void MpiCommunicator::start() {
   for (MPI_Comm* c : {&data_comm_, &fp_comm_, &ctl_comm_}) {
-    TT_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, c));
+    TT_MPI_CHECK(MPI_Comm_dup(base_comm_, c));
     TT_MPI_CHECK(MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN));
   }
-  // Nodes: ranks sharing memory; node ids ordered by each node's lowest world rank.
-  MPI_Comm local = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
-  TT_MPI_CHECK(MPI_Comm_split_type(data_comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
-  MPI_Comm_rank(local, &local_rank_);
-  MPI_Comm_size(local, &local_size_);
-  TT_MPI_CHECK(MPI_Comm_split(data_comm_, local_rank_ == 0 ? 0 : MPI_UNDEFINED, rank_, &leaders));
-  int node_info[2] = {0, 1};
-  if (leaders != MPI_COMM_NULL) {
-    MPI_Comm_rank(leaders, &node_info[0]);
-    MPI_Comm_size(leaders, &node_info[1]);
-    MPI_Comm_free(&leaders);
-  }
-  TT_MPI_CHECK(MPI_Bcast(node_info, 2, MPI_INT, 0, local));
-  MPI_Comm_free(&local);
-  node_ = node_info[0];
-  num_nodes_ = node_info[1];
-
   // Open every pair's control-channel connection now (TCP connects lazily), so that a query sent
   // after a failure does not depend on a new connection.
   std::vector<int> warm(size_t(size_) * 2, rank_);
@@ -314,6 +369,37 @@ MpiCommunicator::MpiCommunicator(const CommOptions& opts, const RankInfo& env) :
   }
   progress_ = std::thread([this] { progress_loop(); });
   watchdog_ = std::thread([this] { watchdog_loop(); });
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  if (color < 0)
+    throw Error(ErrorKind::kInternal, str("split color ", color, " is negative"), "mpi communicator split",
+                "this is a bug in the component splitting the communicator");
+  if (g_thread_level.load() != MPI_THREAD_MULTIPLE)
+    throw Error(ErrorKind::kRuntime,
+                "splitting the MPI communicator needs MPI_THREAD_MULTIPLE (each communicator runs its own "
+                "progress thread), but MPI granted a lower thread level",
+                str("rank ", world_rank_),
+                "use an MPI library built with MPI_THREAD_MULTIPLE (Open MPI 4 is), or parallel.collective \"flat\"");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TT_ASSERT(!stop_, "split() on a communicator that is shutting down");
+  }
+  MPI_Comm sub = MPI_COMM_NULL;
+  TT_MPI_CHECK(MPI_Comm_split(base_comm_, color, key, &sub));
+  TT_MPI_CHECK(MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN));
+  int sub_size = 0;
+  MPI_Comm_size(sub, &sub_size);
+  const int mine[2] = {node_, world_rank_};
+  std::vector<int> all(size_t(sub_size) * 2, 0);
+  TT_MPI_CHECK(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, sub));
+  std::vector<int> parent_nodes, world_ranks;
+  for (int r = 0; r < sub_size; ++r) {
+    parent_nodes.push_back(all[size_t(r) * 2]);
+    world_ranks.push_back(all[size_t(r) * 2 + 1]);
+  }
+  return std::make_unique<MpiCommunicator>(opts_, sub, parent_nodes, std::move(world_ranks),
+                                           str(label_, " [split color ", color, "]"));
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -336,7 +422,7 @@ void MpiCommunicator::shutdown() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized)
-    for (MPI_Comm* c : {&data_comm_, &fp_comm_, &ctl_comm_})
+    for (MPI_Comm* c : {&data_comm_, &fp_comm_, &ctl_comm_, &base_comm_})
       if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
 }
 
@@ -352,7 +438,7 @@ std::shared_ptr<MpiWork> MpiCommunicator::make_work(CollectiveKind kind, int64_t
   std::string detail = s >= 0 ? str("step ", s) : "";
   if (kind != CollectiveKind::kBarrier)
     detail += str(detail.empty() ? "" : ", ", format_size(double(bytes)), " ", dtype_name(dtype));
-  w->desc = str(collective_name(kind), " #", w->fp.seq, detail.empty() ? "" : " (" + detail + ")");
+  w->desc = str(collective_name(kind), " #", w->fp.seq, label_, detail.empty() ? "" : " (" + detail + ")");
   w->timeout_s = opts_.timeout_s;
   return w;
 }
@@ -456,7 +542,7 @@ std::shared_ptr<Work> MpiCommunicator::all_to_all(const void* send, void* recv, 
 
 void MpiCommunicator::abort(int exit_code, const std::string& reason) {
   std::fflush(stdout);
-  std::fprintf(stderr, "[tt rank %d] error: %s\n", rank_, reason.c_str());
+  std::fprintf(stderr, "[tt rank %d] error: %s\n", world_rank_, reason.c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, exit_code);
   std::_Exit(exit_code);
@@ -606,13 +692,14 @@ std::string MpiCommunicator::describe_missing(int64_t seq) const {
   for (int p = 0; p < size_; ++p) {
     const PeerPosition& pp = peers_[p];
     std::string why;
+    const int who = world_of(p);
     if (!pp.replied)
-      why = str("rank ", p, " not responding: exited, crashed or blocked");
+      why = str("rank ", who, " not responding: exited, crashed or blocked");
     else if (pp.issued < seq)
-      why =
-          pp.issued == 0 ? str("rank ", p, " issued no collective yet") : str("rank ", p, " last issued #", pp.issued);
+      why = pp.issued == 0 ? str("rank ", who, " issued no collective yet")
+                           : str("rank ", who, " last issued #", pp.issued);
     if (why.empty()) continue;
-    ranks += str(ranks.empty() ? "" : ", ", p);
+    ranks += str(ranks.empty() ? "" : ", ", who);
     detail += str(detail.empty() ? "" : "; ", why);
   }
   if (ranks.empty())
@@ -758,7 +845,7 @@ void MpiCommunicator::progress_loop() {
       published_seq = front_seq;
       if (active.empty()) {
         oldest_deadline_ns_.store(0);
-        clear_pending_collective();
+        clear_pending_collective(this);
       } else {
         const MpiWork& w = *active.front();
         {
@@ -767,7 +854,7 @@ void MpiCommunicator::progress_loop() {
           oldest_timeout_s_ = w.timeout_s;
         }
         oldest_deadline_ns_.store(w.deadline_ns);
-        set_pending_collective(rank_, w.desc, w.submit_ns);
+        set_pending_collective(world_rank_, w.desc, w.submit_ns, this);
       }
     }
     if (progressed) {
@@ -794,7 +881,7 @@ void MpiCommunicator::progress_loop() {
     }
   for (auto& s : sends_)
     if (s.second != MPI_REQUEST_NULL) MPI_Request_free(&s.second);
-  clear_pending_collective();
+  clear_pending_collective(this);
 }
 
 std::string MpiCommunicator::diagnose(int64_t seq) {

@@ -24,6 +24,12 @@
 //  - check_collectives: before each collective the ranks all-gather (op, count, dtype, seq, op/root)
 //    on a separate communicator; a mismatch fails that Work, and every later one, on every rank
 //    with "rank 0 called all_reduce(1024 f32, sum) #5 but rank 1 called all_gather(512 f32) #5".
+//  - split(color, key): MPI_Comm_split of a duplicate of the parent's communicator, called from the
+//    application thread; the child is a full MpiCommunicator (its own progress thread, watchdog and
+//    control channel), so it needs MPI_THREAD_MULTIPLE (a kRuntime error otherwise). Messages name
+//    ranks by their world rank and the collective by its communicator ("all_reduce #3 [split color
+//    1] ..."). Its nodes are the parent's (CommOptions::ranks_per_node pretends consecutive world
+//    ranks form nodes; otherwise MPI_COMM_TYPE_SHARED decides).
 //  - MPI is initialised once per process (or adopted when the caller already did) and finalised
 //    exactly once, at exit, after any live communicator has been shut down.
 // Element counts per rank must fit MPI's int; larger buffers are a kInternal error (split them).

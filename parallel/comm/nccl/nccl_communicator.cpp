@@ -251,7 +251,8 @@ NcclCommunicator::NcclCommunicator(const CommOptions& opts, Setup setup)
   char bus[32] = {0};
   if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device_) != cudaSuccess) cudaGetLastError();
 
-  if (rank_ == 0) {
+  const bool split = setup.split_parent != nullptr;
+  if (rank_ == 0 && !split) {
     log_info("nccl: NCCL ", nccl_version_string(), " | ", size_, " rank(s) on ", num_nodes_, " node(s) | timeout ",
              seconds(opts_.timeout_s), " s");
     std::vector<std::string> vars;
@@ -262,8 +263,9 @@ NcclCommunicator::NcclCommunicator(const CommOptions& opts, Setup setup)
     for (const std::string& v : vars) joined += (joined.empty() ? "" : " ") + v;
     log_info("nccl: environment (rank 0): ", vars.empty() ? std::string("no NCCL_* variables set") : joined);
   }
-  log_info("nccl: rank ", rank_, " (node ", node_, ", local rank ", local_rank_, ") -> cuda:", device_, " (",
-           device_name_, ", PCI ", bus, ")");
+  if (!split)
+    log_info("nccl: rank ", rank_, " (node ", node_, ", local rank ", local_rank_, ") -> cuda:", device_, " (",
+             device_name_, ", PCI ", bus, ")");
   if (local_size_ > n)
     log_warn("nccl: ", local_size_, " ranks on this node but ", n,
              " visible device(s): unless each rank sees its own "
@@ -285,9 +287,16 @@ NcclCommunicator::NcclCommunicator(const CommOptions& opts, Setup setup)
     ncclUniqueId id;
     std::memcpy(&id, setup.unique_id.data(), sizeof(id));
     ncclComm_t c = nullptr;
-    const ncclResult_t r = ncclCommInitRank(&c, size_, id, rank_);
+    const ncclResult_t r = split ? ncclCommSplit(setup.split_parent, setup.split_color, setup.split_key, &c, nullptr)
+                                 : ncclCommInitRank(&c, size_, id, rank_);
     init_deadline_ns_.store(0);
     TT_NCCL_CHECK(r);
+    if (split && !bootstrap_) {  // in-process ranks: the split communicator knows its layout
+      TT_NCCL_CHECK(ncclCommUserRank(c, &rank_));
+      TT_NCCL_CHECK(ncclCommCount(c, &size_));
+      local_rank_ = rank_;
+      local_size_ = size_;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     comm_ = c;
   } catch (...) {
@@ -361,6 +370,33 @@ void NcclCommunicator::shutdown() {
   ready_event_ = nullptr;
   comm_stream_ = nullptr;
   bootstrap_.reset();
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
+  check_usable();
+  if (color < 0)
+    throw Error(ErrorKind::kInternal, str("split color ", color, " is negative"), "nccl communicator split",
+                "this is a bug in the component splitting the communicator");
+  TT_ASSERT(group_depth_ == 0, "split() inside an open NCCL group");
+  Setup s;
+  s.device = device_;
+  s.split_parent = comm_;
+  s.split_color = color;
+  s.split_key = key;
+  if (bootstrap_) {
+    s.bootstrap = bootstrap_->split(color, key);
+    s.rank = s.bootstrap->rank();
+    s.size = s.bootstrap->size();
+    s.local_rank = s.bootstrap->local_rank();
+    s.local_size = s.bootstrap->local_size();
+    s.node = s.bootstrap->node();
+    s.num_nodes = s.bootstrap->num_nodes();
+  } else {
+    s.rank = rank_;  // replaced by the split communicator's own rank and size once it exists
+    s.size = size_;
+  }
+  DeviceGuard guard(device_);
+  return std::make_unique<NcclCommunicator>(opts_, std::move(s));
 }
 
 std::string NcclCommunicator::where() const { return str("rank ", rank_, " (cuda:", device_, ")"); }
@@ -764,12 +800,12 @@ void NcclCommunicator::watchdog_loop() {
     if (seq != published_seq) {
       published_seq = seq;
       if (front)
-        set_pending_collective(rank_, front->desc, front->submit_ns);
+        set_pending_collective(rank_, front->desc, front->submit_ns, this);
       else
-        clear_pending_collective();
+        clear_pending_collective(this);
     }
   }
-  clear_pending_collective();
+  clear_pending_collective(this);
 }
 
 // ---- factories -----------------------------------------------------------------------------------

@@ -85,6 +85,10 @@ class NcclCommunicator : public Communicator {
     int device = -1;                          // CUDA device; -1: local_rank % visible device count
     NcclUniqueIdBytes unique_id{};            // identical on every rank
     std::unique_ptr<Communicator> bootstrap;  // control path (abort, fingerprints); may be null
+    // split(): join by ncclCommSplit(split_parent, split_color, split_key) instead of the unique id;
+    // without a bootstrap, rank and size come from the new NCCL communicator.
+    ncclComm* split_parent = nullptr;
+    int split_color = 0, split_key = 0;
   };
 
   // Joins the NCCL communicator (blocks until every rank has joined, or the watchdog ends the job
@@ -107,6 +111,9 @@ class NcclCommunicator : public Communicator {
   // all_to_all: one ncclSend + ncclRecv per peer, grouped (NCCL's own recipe).
   TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE
 #endif
+  // split: ncclCommSplit on this communicator's device, with the bootstrap split the same way (its
+  // control path and node layout); the new communicator has its own communication stream.
+  TT_COMMUNICATOR_SPLIT_OVERRIDE
 
   // The stream whose queued work every later collective waits for (default: the legacy default
   // stream, 0). Issuing thread only; takes effect for the next collective.

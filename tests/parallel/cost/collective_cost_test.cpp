@@ -146,6 +146,37 @@ TEST(CollectiveCost, PayloadBytesAndCodecCost) {
   EXPECT_NEAR(codec_time_s(Payload::kInt8, 1000000, 1000), 18.03125e6 / 1e12, 1e-15);
 }
 
+// The probe's CPU codec measurement prices CPU clusters' codec; GPU clusters and topologies
+// without one keep the memory-bandwidth formula.
+TEST(ClusterOf, MeasuredCodecPricesCpuRanks) {
+  topology::Topology t;
+  auto* node = t.add_nodes();
+  node->add_ranks(0);
+  node->add_ranks(1);
+  t.set_ranks_per_node(2);
+  t.set_intra_node_busbw_gbps(1.0);
+  Cluster plain = cluster_of(t);
+  EXPECT_FALSE(plain.codec[int(Payload::kInt8)].measured());
+  EXPECT_DOUBLE_EQ(codec_time_s(Payload::kInt8, 1000000, plain),
+                   codec_time_s(Payload::kInt8, 1000000, plain.mem_bw_gbps));
+  EXPECT_DOUBLE_EQ(decompress_add_time_s(Payload::kInt8, 1000000, plain),
+                   1000000 * 9.015625 / (plain.mem_bw_gbps * 1e9));
+
+  auto* c = t.add_codec();
+  c->set_payload("int8");
+  c->set_compress_gbps(2.0);        // 4 MB of fp32 gradients in 2 ms
+  c->set_decompress_add_gbps(4.0);  // ... in 1 ms
+  const Cluster measured = cluster_of(t);
+  ASSERT_TRUE(measured.codec[int(Payload::kInt8)].measured());
+  EXPECT_FALSE(measured.codec[int(Payload::kBf16)].measured());
+  EXPECT_NEAR(codec_time_s(Payload::kInt8, 1000000, measured), 2e-3 + 1e-3, 1e-12);
+  EXPECT_NEAR(decompress_add_time_s(Payload::kInt8, 1000000, measured), 1e-3, 1e-12);
+  EXPECT_EQ(codec_time_s(Payload::kFp32, 1000000, measured), 0.0);
+
+  t.mutable_nodes(0)->add_gpus()->set_name("NVIDIA H100 80GB HBM3");  // GPU ranks run their own codec
+  EXPECT_FALSE(cluster_of(t).codec[int(Payload::kInt8)].measured());
+}
+
 TEST(DeviceTable, KnownGpusAndCpu) {
   EXPECT_EQ(device_figures("NVIDIA H100 80GB HBM3").mem_bw_gbps, 3350);
   EXPECT_EQ(device_figures("NVIDIA H200").mem_bw_gbps, 4800);

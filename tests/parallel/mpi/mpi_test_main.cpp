@@ -3,8 +3,10 @@
 // process on every rank. Rank 0 prints gtest's normal output; other ranks print only their
 // failures, prefixed with their rank.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/error.h"
 #include "tests/parallel/mpi/mpi_test_env.h"
@@ -39,6 +41,10 @@ parallel::Communicator& mpi_comm() { return *g_comm; }
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  // Ranks are oversubscribed on CI machines: OpenMP teams of several threads per rank spin against
+  // each other in the codec's parallel loops (60x slower here). One thread per rank, as the
+  // examples train, unless the caller asked otherwise.
+  if (!std::getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);
   tt::parallel::CommOptions opts;
   opts.backend = "mpi";
   opts.timeout_s = 60;  // oversubscribed CI machines; the failure modes have their own suite

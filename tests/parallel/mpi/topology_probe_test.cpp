@@ -19,6 +19,7 @@ TEST(TopologyProbeMpi, EveryRankGetsTheSameTopology) {
   opts.sizes = {4096, int64_t(1) << 20};
   opts.iters = 2;
   opts.probe_gpus = false;  // CPU ranks: GPUs (if any) would make this a different test
+  opts.codec_elements = 1 << 16;
   const Topology t = probe_topology(c, opts);
 
   std::string mine;
@@ -47,6 +48,17 @@ TEST(TopologyProbeMpi, EveryRankGetsTheSameTopology) {
     EXPECT_EQ(m.backend(), "mpi");
     EXPECT_GT(m.time_us(), 0);
     EXPECT_GT(m.bus_bandwidth_gbps(), 0);
+    // Calibrated through the calls the trainer issues (ZeRO buckets and parameter gather: _v).
+    EXPECT_EQ(m.call(), m.op() == "all_reduce" ? std::string("all_reduce") : m.op() + "_v");
+  }
+  // The CPU codec's throughput, the slowest rank's, for both payloads.
+  ASSERT_EQ(t.codec_size(), 2);
+  EXPECT_EQ(t.codec(0).payload(), "bf16");
+  EXPECT_EQ(t.codec(1).payload(), "int8");
+  for (const CodecMeasurement& m : t.codec()) {
+    EXPECT_GT(m.compress_gbps(), 0);
+    EXPECT_GT(m.decompress_add_gbps(), 0);
+    EXPECT_EQ(m.elements(), uint64_t(1) << 16);
   }
   if (c.size() > 1) EXPECT_EQ(t.collective_fits_size(), 2);
   if (c.num_nodes() == 1) {

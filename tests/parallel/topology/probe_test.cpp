@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "parallel/comm/local/local_communicator.h"
+#include "parallel/ddp/sharding.h"
+#include "parallel/topology/codec_probe.h"
 #include "parallel/topology/probe_cuda.h"
 #include "parallel/topology/topology_io.h"
 #include "tests/test_util.h"
@@ -127,6 +129,69 @@ TEST(Probe, CpuRanksUnderTheLocalCommunicator) {
   }
   const std::string d = describe_topology(t);
   EXPECT_NE(d.find("through the local communicator"), std::string::npos) << d;
+  // Without GPUs the CPU codec is timed (the default buffer; both payloads).
+  if (t.gpus_per_node() == 0) {
+    ASSERT_EQ(t.codec_size(), 2);
+    EXPECT_GT(t.codec(1).compress_gbps(), 0);
+    EXPECT_NE(d.find("codec int8 (CPU"), std::string::npos) << d;
+  }
+}
+
+// Records which Communicator calls the probe makes and with which counts.
+class RecordingCommunicator : public parallel::LocalCommunicator {
+ public:
+  std::vector<std::string> calls;
+  std::vector<std::vector<int64_t>> counts;
+  int size() const override { return size_; }
+  int rank() const override { return 1; }
+  std::shared_ptr<parallel::Work> reduce_scatter(const void*, void*, int64_t, DType, parallel::ReduceOp) override {
+    calls.push_back("reduce_scatter");
+    return LocalCommunicator::barrier();
+  }
+  std::shared_ptr<parallel::Work> all_gather(const void*, void*, int64_t, DType) override {
+    calls.push_back("all_gather");
+    return LocalCommunicator::barrier();
+  }
+  std::shared_ptr<parallel::Work> reduce_scatter_v(const void*, void*, const std::vector<int64_t>& c, DType,
+                                                   parallel::ReduceOp) override {
+    calls.push_back("reduce_scatter_v");
+    counts.push_back(c);
+    return LocalCommunicator::barrier();
+  }
+  std::shared_ptr<parallel::Work> all_gather_v(const void*, void*, const std::vector<int64_t>& c, DType) override {
+    calls.push_back("all_gather_v");
+    counts.push_back(c);
+    return LocalCommunicator::barrier();
+  }
+  int size_ = 4;
+};
+
+// The probe times reduce-scatter and all-gather through the calls the trainer issues: the _v
+// variants with ZeRO shard counts (MPI_Ireduce_scatter / MPI_Iallgatherv), not the block ones.
+TEST(Probe, CalibratesReduceScatterAndAllGatherThroughTheTrainersVariants) {
+  RecordingCommunicator comm;
+  ProbeOptions opts;
+  opts.sizes = {4000, 1 << 20};
+  opts.iters = 2;
+  opts.warmup = 1;
+  const std::vector<CollectiveMeasurement> ms = measure_collectives(comm, opts);
+  ASSERT_EQ(ms.size(), 6u);
+  for (const CollectiveMeasurement& m : ms)
+    EXPECT_EQ(m.call(), m.op() == "all_reduce" ? std::string("all_reduce") : m.op() + "_v") << m.op();
+  for (const std::string& c : comm.calls) EXPECT_TRUE(c == "reduce_scatter_v" || c == "all_gather_v") << c;
+  ASSERT_EQ(comm.calls.size(), 2u * 2u * 3u);  // 2 ops x 2 sizes x (1 warm-up + 2 timed)
+  // 4000 bytes = 1000 elements over 4 ranks: shard sizes, multiples of 16 elements as the trainer's.
+  EXPECT_EQ(comm.counts.front(), parallel::shard_sizes(1000, 4));
+  EXPECT_EQ(ms[2].bytes(), 4000u);  // the whole buffer, not rounded to a multiple of the ranks
+}
+
+TEST(Probe, CodecMeasurementOnThisMachine) {
+  const CodecMeasurement m = measure_codec(parallel::GradCompression::kInt8, 1 << 16, 2);
+  EXPECT_EQ(m.payload(), "int8");
+  EXPECT_GT(m.compress_gbps(), 0);
+  EXPECT_GT(m.decompress_add_gbps(), 0);
+  EXPECT_EQ(m.elements(), uint64_t(1) << 16);
+  EXPECT_GE(m.threads(), 1);
 }
 
 TEST(Probe, FixtureSysfsRootIsUsedForTheHost) {
@@ -319,6 +384,25 @@ TEST(ProbeAssemble, CpuRanksOnTwoNodes) {
       EXPECT_TRUE(l.measured());
     }
   EXPECT_EQ(shm, 2);
+
+  // With the nodes' own all-reduce timed on node sub-communicators, the intra-node figures and the
+  // shared-memory links are measured too.
+  CollectiveMeasurement small = measurement(4096, 2, 10), large = measurement(1 << 20, 2, 200);
+  small.set_scope("intra_node");
+  large.set_scope("intra_node");
+  const Topology m =
+      assemble_topology({node_fragment(a, "/nonexistent"), node_fragment(b, "/nonexistent")}, {0, 1, 0, 1},
+                        {measurement(4096, 4, 40), measurement(1 << 20, 4, 900)}, {small, large});
+  EXPECT_NEAR(m.intra_node_busbw_gbps(), (1 << 20) * 1.0 / 200e3, 1e-9);  // 2 ranks: bus factor 1
+  EXPECT_GT(m.inter_node_busbw_gbps(), 0);
+  EXPECT_EQ(m.measurements_size(), 4);
+  for (const Link& l : m.links())
+    if (l.kind() == LINK_SHM) {
+      EXPECT_TRUE(l.measured());
+      EXPECT_NEAR(l.bandwidth_gbps(), m.intra_node_busbw_gbps(), 1e-12);
+    }
+  for (const std::string& note : m.notes()) EXPECT_EQ(note.find("not measured"), std::string::npos) << note;
+  EXPECT_NE(describe_topology(m).find("(intra_node)"), std::string::npos);
   EXPECT_THROW(assemble_topology({}, {}, {}), Error);
   EXPECT_THROW(assemble_topology({node_fragment(a, "/x")}, {0, 1}, {}), Error);
 }
