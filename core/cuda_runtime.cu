@@ -21,6 +21,7 @@ void* cuda_device_malloc(int device, size_t bytes) {
   void* p = nullptr;
   TT_CUDA_CHECK(cudaSetDevice(device));
   TT_CUDA_CHECK(cudaMalloc(&p, bytes));
+  TT_CUDA_CHECK(cudaMemset(p, 0, bytes));  // the allocator's contract: zero-initialised memory
   return p;
 }
 

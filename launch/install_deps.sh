@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages topotrain builds and tests with — only those that are missing, so it
 # is cheap to run every time. Used by launch/quickstart.sh and tests/run.sh.
-# The CUDA toolkit is optional and not installed here: the build uses it when nvcc is found.
+# The CUDA toolkit is optional and not installed here: the build uses it when nvcc is found. When it
+# is, the header-only cuDNN frontend (cuDNN's fused attention, SDPA) is also fetched with pip, see
+# below; cuDNN itself (cudnn.h, libcudnn) comes with the CUDA installation.
 set -euo pipefail
 
 PACKAGES=(
@@ -14,6 +16,19 @@ PACKAGES=(
   gnuplot-nox                      # `topotrain plot` (loss curves as PNG)
 )
 
+NVCC=""
+if command -v nvcc >/dev/null; then
+  NVCC=$(command -v nvcc)
+elif [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  NVCC=/usr/local/cuda/bin/nvcc
+fi
+if [[ -n "$NVCC" ]] && ! python3 -m pip --version >/dev/null 2>&1; then
+  PACKAGES+=(python3-pip)  # `pip download` of the cuDNN frontend headers (below)
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
@@ -23,11 +38,49 @@ done
 
 if ((${#missing[@]} == 0)); then
   echo "[deps] all ${#PACKAGES[@]} packages present"
-  exit 0
+else
+  echo "[deps] installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "[deps] installing: ${missing[*]}"
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# ---- cuDNN frontend (only with CUDA) -----------------------------------------------------------
+# The C++ graph API of cuDNN (header-only) ships in the PyPI wheel nvidia-cudnn-frontend under
+# include/. We download the pinned wheel with pip (no install into any Python environment, so no
+# PEP 668 / --break-system-packages question) and unpack only its include/ folder into
+# $CUDNN_FRONTEND_ROOT (default /usr/local/cudnn-frontend), where cmake/dependencies.cmake looks.
+# Skipped when that prefix already holds this version; a failure only costs the SDPA path (the
+# build then uses the flash attention kernel), so it warns instead of failing the script.
+CUDNN_FRONTEND_VERSION=1.32.0
+CUDNN_FRONTEND_ROOT=${CUDNN_FRONTEND_ROOT:-/usr/local/cudnn-frontend}
+if [[ -n "$NVCC" ]]; then
+  stamp="$CUDNN_FRONTEND_ROOT/VERSION"
+  if [[ -f "$CUDNN_FRONTEND_ROOT/include/cudnn_frontend.h" && "$(cat "$stamp" 2>/dev/null)" == "$CUDNN_FRONTEND_VERSION" ]]; then
+    echo "[deps] cuDNN frontend $CUDNN_FRONTEND_VERSION present in $CUDNN_FRONTEND_ROOT"
+  else
+    echo "[deps] fetching cuDNN frontend $CUDNN_FRONTEND_VERSION (pip) into $CUDNN_FRONTEND_ROOT"
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    if python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$tmp" \
+      "nvidia-cudnn-frontend==$CUDNN_FRONTEND_VERSION" &&
+      python3 - "$tmp" <<'PY'
+import glob, sys, zipfile
+tmp = sys.argv[1]
+(wheel,) = glob.glob(tmp + "/nvidia_cudnn_frontend-*.whl")
+with zipfile.ZipFile(wheel) as z:
+    members = [m for m in z.namelist() if m.startswith("include/")]
+    if not any(m == "include/cudnn_frontend.h" for m in members):
+        sys.exit("wheel has no include/cudnn_frontend.h")
+    z.extractall(tmp + "/prefix", members)
+PY
+    then
+      echo "$CUDNN_FRONTEND_VERSION" >"$tmp/prefix/VERSION"
+      $SUDO rm -rf "$CUDNN_FRONTEND_ROOT"
+      $SUDO mkdir -p "$(dirname "$CUDNN_FRONTEND_ROOT")"
+      $SUDO cp -r "$tmp/prefix" "$CUDNN_FRONTEND_ROOT"
+      $SUDO chmod -R a+rX "$CUDNN_FRONTEND_ROOT"
+    else
+      echo "[deps] warning: could not fetch the cuDNN frontend; attention will use the flash kernel" >&2
+    fi
+  fi
+fi

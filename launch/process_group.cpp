@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/logging.h"
+#include "launch/train_device.h"
 
 namespace tt {
 
@@ -13,6 +14,8 @@ std::unique_ptr<parallel::Communicator> create_process_group(const config::Confi
   opts.timeout_s = cfg.parallel().timeout_s();
   opts.check_collectives = cfg.parallel().check_collectives();
   opts.inject_delay_s = cfg.parallel().inject_comm_delay_s();
+  opts.ranks_per_node = cfg.parallel().ranks_per_node();          // pretended nodes reach every component
+  opts.backend = comm_backend_for(cfg, device_facts_from_env());  // NCCL when gradients live on GPUs
   auto comm = parallel::create_communicator(opts);
   set_log_rank(comm->rank(), comm->size());
   return comm;

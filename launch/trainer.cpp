@@ -70,42 +70,25 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   const auto& m = cfg.model();
   const auto& t = cfg.train();
   const auto& o = cfg.optimizer();
-  const auto& par = cfg.parallel();
   run_dir_ = cfg.logging().run_dir();
   ckpt_dir_ = run_dir_ + "/checkpoints";
-  if (t.memory_budget_bytes() > 0) set_memory_budget(Device::cpu(), size_t(t.memory_budget_bytes()));
+  device_ = resolve_train_device(cfg, device_facts(comm_));
+  if (!device_.note.empty() && is_rank0()) log_warn(device_.note);
+  if (t.memory_budget_bytes() > 0) set_memory_budget(device_.device, size_t(t.memory_budget_bytes()));
 
-  const GPT2Config mc = GPT2Config::make(m.n_layer(), m.n_head(), m.n_embd(), m.vocab_size(), m.max_seq_len());
-  model_ = std::make_unique<GPT2>(mc, t.batch_size(), t.seq_len());
-  model_->init_weights(t.seed(), m.init_std());
-  // Same seed on every rank already gives the same weights; the broadcast makes it a guarantee.
-  comm_.broadcast(model_->params().raw(), model_->params().numel(), DType::kF32, 0)->wait();
-
-  std::vector<std::pair<int64_t, int64_t>> tensor_ranges;
-  for (const auto& p : model_->layout()) tensor_ranges.push_back({p.offset, p.offset + shape_numel(p.shape)});
-  const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
-                                  size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
-  reducer_ = std::make_unique<parallel::GradReducer>(comm_, model_->grads(), tensor_ranges, par.zero_stage(), caps,
-                                                     parallel::parse_grad_compression(par.grad_compression()),
-                                                     par.error_feedback());
-  model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
-
-  // The optimizer sees only this rank's shard (the whole buffer without ZeRO).
-  const parallel::Shard shard = reducer_->shard();
-  std::vector<ParamRange> ranges;
-  for (const auto& p : model_->layout()) {
-    const int64_t b = std::max(p.offset, shard.begin), e = std::min(p.offset + shape_numel(p.shape), shard.end);
-    if (e > b) ranges.push_back({b - shard.begin, e - b, p.decay});
+  model_config_ = GPT2Config::make(m.n_layer(), m.n_head(), m.n_embd(), m.vocab_size(), m.max_seq_len());
+  const GPT2Config& mc = model_config_;
+  if (device_.is_cuda()) {
+    // The CPU model's init (batch 1 x 1 token: parameters only, in effect) gives the same weights
+    // as a CPU run; the broadcast makes them identical on every rank.
+    GPT2 init(mc, 1, 1);
+    init.init_weights(t.seed(), m.init_std());
+    comm_.broadcast(init.params().raw(), init.params().numel(), DType::kF32, 0)->wait();
+    cuda_ = create_cuda_training(cfg, mc, device_, comm_, init.params().data<float>());
+  } else {
+    init_cpu_model();
   }
-  optimizer_ = std::make_unique<AdamW>(ranges, std::max<int64_t>(shard.size(), 1),
-                                       AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()});
   schedule_ = LrSchedule{o.lr(), o.min_lr_ratio(), o.warmup_steps(), t.steps()};
-  if (is_rank0() && comm_.size() > 1)
-    log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(),
-             " node(s)) | zero_stage ", par.zero_stage(), " | gradients ",
-             parallel::grad_compression_name(reducer_->compression()),
-             reducer_->residual().defined() ? " with error feedback" : "", " | ",
-             parallel::describe_buckets(reducer_->buckets(), sizeof(float)));
 
   std::vector<std::string> train_shards;
   try {
@@ -127,6 +110,43 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   }
   inputs_.resize(size_t(t.batch_size()) * t.seq_len());
   targets_.resize(inputs_.size());
+}
+
+// The CPU model, its gradient reducer and the (sharded) AdamW.
+void Trainer::init_cpu_model() {
+  const auto& t = cfg_.train();
+  const auto& o = cfg_.optimizer();
+  const auto& par = cfg_.parallel();
+  model_ = std::make_unique<GPT2>(model_config_, t.batch_size(), t.seq_len());
+  model_->init_weights(t.seed(), cfg_.model().init_std());
+  // Same seed on every rank already gives the same weights; the broadcast makes it a guarantee.
+  comm_.broadcast(model_->params().raw(), model_->params().numel(), DType::kF32, 0)->wait();
+
+  std::vector<std::pair<int64_t, int64_t>> tensor_ranges;
+  for (const auto& p : model_->layout()) tensor_ranges.push_back({p.offset, p.offset + shape_numel(p.shape)});
+  const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
+                                  size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
+  reducer_ =
+      std::make_unique<parallel::GradReducer>(comm_, model_->grads(), tensor_ranges, par.zero_stage(), caps,
+                                              parallel::parse_grad_compression(par.grad_compression()),
+                                              par.error_feedback(), parallel::parse_collective_shape(par.collective()));
+  model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
+
+  // The optimizer sees only this rank's shard (the whole buffer without ZeRO).
+  const parallel::Shard shard = reducer_->shard();
+  std::vector<ParamRange> ranges;
+  for (const auto& p : model_->layout()) {
+    const int64_t b = std::max(p.offset, shard.begin), e = std::min(p.offset + shape_numel(p.shape), shard.end);
+    if (e > b) ranges.push_back({b - shard.begin, e - b, p.decay});
+  }
+  optimizer_ = std::make_unique<AdamW>(ranges, std::max<int64_t>(shard.size(), 1),
+                                       AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()});
+  if (is_rank0() && comm_.size() > 1)
+    log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(),
+             " node(s)) | zero_stage ", par.zero_stage(), " | gradients ",
+             parallel::grad_compression_name(reducer_->compression()),
+             reducer_->residual().defined() ? " with error feedback" : "", " | ",
+             parallel::describe_buckets(reducer_->buckets(), sizeof(float)));
 }
 
 int64_t Trainer::tokens_per_step() const {
@@ -172,6 +192,13 @@ StepStats Trainer::step(int step) {
   const int B = t.batch_size(), T = t.seq_len(), accum = t.grad_accum_steps();
   comm_.set_step(step + 1);
   const auto start = Clock::now();
+  if (cuda_) {
+    s = cuda_->step(
+        step, schedule_.lr_at(step), [this] { return next_batch(); }, inputs_.data(), targets_.data());
+    s.loss = average_over_ranks(s.loss);
+    s.total_s = seconds_since(start);
+    return s;
+  }
   model_->zero_grad();
   double loss_sum = 0.0;
   for (int micro = 0; micro < accum; ++micro) {
@@ -219,11 +246,23 @@ float Trainer::validate() {
   float sum = 0.0f;
   for (int round = 0; round * world < t.val_batches(); ++round) {
     val_loader_->next(inputs_.data(), targets_.data());
-    if (round * world + rank < t.val_batches())
-      sum += model_->forward(inputs_.data(), targets_.data(), t.batch_size(), t.seq_len());
+    if (round * world + rank < t.val_batches()) sum += eval_loss();
   }
   if (world > 1) comm_.all_reduce(&sum, 1, DType::kF32, parallel::ReduceOp::kSum)->wait();
   return sum / float(t.val_batches());
+}
+
+float Trainer::eval_loss() {
+  if (cuda_) return cuda_->evaluate(inputs_.data(), targets_.data());
+  return model_->forward(inputs_.data(), targets_.data(), cfg_.train().batch_size(), cfg_.train().seq_len());
+}
+
+GPT2& Trainer::model() {
+  if (cuda_) {
+    if (!model_) model_ = std::make_unique<GPT2>(model_config_, 1, cfg_.train().seq_len());
+    cuda_->get_state(model_->params().data<float>(), nullptr, nullptr);
+  }
+  return *model_;
 }
 
 void Trainer::print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const {
@@ -265,10 +304,10 @@ TrainSummary Trainer::train(bool resume) {
     metrics = std::make_unique<MetricsSink>(run_dir_ + "/metrics.jsonl", resume ? start_step : -1);
     atomic_write_string(run_dir_ + "/config.pbtxt",
                         config_to_text(cfg_));  // the effective config, for plots and humans
-    log_info("model GPT-2 ", model_->config().str(), " | ", gpt2_num_params(model_->config()) / 1e6,
-             "M parameters | batch_size=", t.batch_size(), " seq_len=", t.seq_len(),
-             " grad_accum_steps=", t.grad_accum_steps(), " ranks=", comm_.size(), " (", tokens_per_step(),
-             " tokens/step) | ", t.steps(), " steps | run dir ", run_dir_);
+    log_info("model GPT-2 ", model_config_.str(), " | ", gpt2_num_params(model_config_) / 1e6, "M parameters | ",
+             device_.str(), cuda_ ? " (" + cuda_->device_name() + ")" : std::string(), " | batch_size=", t.batch_size(),
+             " seq_len=", t.seq_len(), " grad_accum_steps=", t.grad_accum_steps(), " ranks=", comm_.size(), " (",
+             tokens_per_step(), " tokens/step) | ", t.steps(), " steps | run dir ", run_dir_);
   }
 
   TrainSummary summary;
@@ -337,81 +376,81 @@ void Trainer::gather_moment(Tensor& shard, Tensor& full) {
 }
 
 void Trainer::save_checkpoint(int steps_done) {
-  Tensor m, v;  // collective: every rank takes part in gathering the sharded moments
-  gather_moment(optimizer_->m(), m);
-  gather_moment(optimizer_->v(), v);
-  // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
+  Tensor params, m, v;  // collective: every rank takes part in gathering the sharded moments
   Tensor residuals;
-  if (reducer_->residual().defined()) {
-    Tensor& mine = reducer_->residual();
-    residuals = Tensor::zeros("checkpoint.error_feedback", {mine.numel() * comm_.size()});
-    comm_.all_gather(mine.raw(), residuals.raw(), mine.numel(), DType::kF32)->wait();
+  if (cuda_) {
+    if (!is_rank0()) return;  // every rank holds the whole state (zero_stage 0)
+    const Shape n{gpt2_num_params(model_config_)};
+    params = Tensor::zeros("checkpoint.params", n);
+    m = Tensor::zeros("checkpoint.adamw.m", n);
+    v = Tensor::zeros("checkpoint.adamw.v", n);
+    cuda_->get_state(params.data<float>(), m.data<float>(), v.data<float>());
+  } else {
+    params = model_->params();
+    gather_moment(optimizer_->m(), m);
+    gather_moment(optimizer_->v(), v);
+    // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
+    if (reducer_->residual().defined()) {
+      Tensor& mine = reducer_->residual();
+      residuals = Tensor::zeros("checkpoint.error_feedback", {mine.numel() * comm_.size()});
+      comm_.all_gather(mine.raw(), residuals.raw(), mine.numel(), DType::kF32)->wait();
+    }
+    if (!is_rank0()) return;
   }
-  if (!is_rank0()) return;
   ensure_dir(ckpt_dir_);
-  RunState state{steps_done,   optimizer_->steps_taken(),
+  RunState state{steps_done,   cuda_ ? cuda_->optimizer_steps() : optimizer_->steps_taken(),
                  rng_.state(), train_loader_ ? train_loader_->state() : data::LoaderState{},
-                 comm_.size(), reducer_->zero_stage()};
+                 comm_.size(), zero_stage()};
   CheckpointWriter w;
   w.add_string("format", "topotrain-gpt2-v1");
-  w.add_string("model_signature", model_signature(model_->config()));
+  w.add_string("model_signature", model_signature(model_config_));
   w.add_string("config", config_to_text(cfg_));
   w.add_string("tokenizer", codec_.serialize());
   w.add("state", &state, sizeof state);
-  w.add("params", model_->params().raw(), model_->params().nbytes());
+  w.add("params", params.raw(), params.nbytes());
   w.add("adam_m", m.raw(), m.nbytes());
   w.add("adam_v", v.raw(), v.nbytes());
-  if (residuals.defined()) w.add("error_feedback", residuals.raw(), residuals.nbytes());
+  if (residuals.defined()) {
+    w.add("error_feedback", residuals.raw(), residuals.nbytes());
+    w.add_string("error_feedback_layout", error_feedback_layout());
+  }
   const std::string path = checkpoint_path(ckpt_dir_, steps_done);
   const auto t0 = Clock::now();
   w.write(path);
   prune_checkpoints(ckpt_dir_, cfg_.checkpoint().keep());
-  log_info("checkpoint ", path, " (", format_bytes(double(model_->params().nbytes()) * 3), ", ",
-           int(seconds_since(t0) * 1e3), " ms)");
+  log_info("checkpoint ", path, " (", format_bytes(double(params.nbytes()) * 3), ", ", int(seconds_since(t0) * 1e3),
+           " ms)");
 }
 
 int Trainer::load_checkpoint(const std::string& path) {
   CheckpointReader r(path);
   const std::string sig = r.string("model_signature");
-  if (sig != model_signature(model_->config()))
-    throw Error(ErrorKind::kCheckpoint,
-                "checkpoint model (" + sig + ") does not match the configured model (" +
-                    model_signature(model_->config()) + ")",
-                path, "resume with the config the run was started with, or start a new run_dir");
+  if (sig != model_signature(model_config_))
+    throw Error(
+        ErrorKind::kCheckpoint,
+        "checkpoint model (" + sig + ") does not match the configured model (" + model_signature(model_config_) + ")",
+        path, "resume with the config the run was started with, or start a new run_dir");
   RunState state;
   r.copy_to("state", &state, sizeof state);
-  r.copy_to("params", model_->params().raw(), model_->params().nbytes());
-  // Moments are stored whole; each rank takes its shard, whatever the rank count that wrote them.
-  const parallel::Shard shard = reducer_->shard();
-  const size_t full_bytes = model_->params().nbytes();
-  for (const auto& [name, tensor] :
-       {std::pair<const char*, Tensor*>{"adam_m", &optimizer_->m()}, {"adam_v", &optimizer_->v()}}) {
+  const size_t full_bytes = size_t(gpt2_num_params(model_config_)) * sizeof(float);
+  auto whole = [&](const char* name) -> const std::string& {  // moments are stored whole
     const std::string& bytes = r.bytes(name);
     if (bytes.size() != full_bytes)
       throw Error(ErrorKind::kCheckpoint,
                   str("section '", name, "' holds ", bytes.size(), " bytes but ", full_bytes, " were expected"), path,
                   "the checkpoint was written for a different model shape");
-    std::memcpy(tensor->raw(), bytes.data() + size_t(shard.begin) * sizeof(float),
-                size_t(shard.size()) * sizeof(float));
+    return bytes;
+  };
+  if (cuda_) {
+    Tensor params = Tensor::zeros("checkpoint.params", {gpt2_num_params(model_config_)});
+    r.copy_to("params", params.raw(), params.nbytes());
+    std::vector<float> m(full_bytes / sizeof(float)), v(m.size());
+    std::memcpy(m.data(), whole("adam_m").data(), full_bytes);
+    std::memcpy(v.data(), whole("adam_v").data(), full_bytes);
+    cuda_->set_state(params.data<float>(), m.data(), v.data(), state.optimizer_steps);
+  } else {
+    load_cpu_state(r, state.world_size, state.optimizer_steps, whole);
   }
-  if (reducer_->residual().defined()) {
-    Tensor& mine = reducer_->residual();
-    const size_t bytes = mine.nbytes();
-    // [compressed reduce-scatter] residual() also holds the owner residuals of the reduced chunks, so
-    // its length changed; a checkpoint whose section has another length is not loaded (no overread).
-    const bool same_layout =
-        r.has("error_feedback") && r.bytes("error_feedback").size() == bytes * size_t(comm_.size());
-    if (r.has("error_feedback") && state.world_size == comm_.size() && same_layout) {
-      std::memcpy(mine.raw(), r.bytes("error_feedback").data() + bytes * size_t(comm_.rank()), bytes);
-    } else if (is_rank0()) {
-      log_warn("error-feedback residuals ",
-               !r.has("error_feedback")           ? "are not in the checkpoint"
-               : state.world_size != comm_.size() ? "were written by a different rank count"
-                                                  : "have another layout (written by an older topotrain)",
-               "; starting them at zero");
-    }
-  }
-  optimizer_->set_steps_taken(state.optimizer_steps);
   rng_.set_state(state.rng);
   if (train_loader_) train_loader_->set_state(state.train_loader);
   if (state.steps_done > cfg_.train().steps())
@@ -420,8 +459,52 @@ int Trainer::load_checkpoint(const std::string& path) {
                 "raise train.steps (e.g. --set train.steps=N) to continue training");
   if (is_rank0() && state.world_size != comm_.size())
     log_info("checkpoint was written by ", state.world_size, " rank(s) (zero_stage ", state.zero_stage,
-             "); resuming with ", comm_.size(), " (zero_stage ", reducer_->zero_stage(), ")");
+             "); resuming with ", comm_.size(), " (zero_stage ", zero_stage(), ")");
   return int(state.steps_done);
+}
+
+// How this run's error-feedback residuals are laid out: "int8 flat" or "int8 hierarchical 2 nodes x 2
+// ranks". Residuals from a checkpoint with another layout would be fed back into the wrong elements.
+std::string Trainer::error_feedback_layout() const {
+  const parallel::NodeLayout* nodes = reducer_->node_layout();
+  return str(parallel::grad_compression_name(reducer_->compression()), " ",
+             parallel::collective_shape_name(reducer_->shape()), nodes ? " " + nodes->str() : std::string());
+}
+
+// Parameters, this rank's shard of the moments, error-feedback residuals and the step count.
+void Trainer::load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int64_t optimizer_steps,
+                             const std::function<const std::string&(const char*)>& whole) {
+  r.copy_to("params", model_->params().raw(), model_->params().nbytes());
+  // Each rank takes its shard, whatever the rank count that wrote them.
+  const parallel::Shard shard = reducer_->shard();
+  for (const auto& [name, tensor] :
+       {std::pair<const char*, Tensor*>{"adam_m", &optimizer_->m()}, {"adam_v", &optimizer_->v()}})
+    std::memcpy(tensor->raw(), whole(name).data() + size_t(shard.begin) * sizeof(float),
+                size_t(shard.size()) * sizeof(float));
+  if (reducer_->residual().defined()) {
+    Tensor& mine = reducer_->residual();
+    const size_t bytes = mine.nbytes();
+    // [compressed reduce-scatter] residual() also holds the owner residuals of the reduced chunks, so
+    // its length changed; a checkpoint whose section has another length is not loaded (no overread).
+    // The hierarchical shape orders them by its node layout, so the layout must match too.
+    const bool same_layout =
+        r.has("error_feedback") && r.bytes("error_feedback").size() == bytes * size_t(comm_.size()) &&
+        r.has("error_feedback_layout") && r.string("error_feedback_layout") == error_feedback_layout();
+    if (r.has("error_feedback") && writer_world_size == comm_.size() && same_layout) {
+      std::memcpy(mine.raw(), r.bytes("error_feedback").data() + bytes * size_t(comm_.rank()), bytes);
+    } else if (is_rank0()) {
+      log_warn("error-feedback residuals ",
+               !r.has("error_feedback") ? "are not in the checkpoint"
+               : writer_world_size != comm_.size()
+                   ? "were written by a different rank count"
+                   : "have another layout (" +
+                         (r.has("error_feedback_layout") ? r.string("error_feedback_layout")
+                                                         : std::string("older topotrain")) +
+                         ", this run: " + error_feedback_layout() + ")",
+               "; starting them at zero");
+    }
+  }
+  optimizer_->set_steps_taken(optimizer_steps);
 }
 
 }  // namespace tt

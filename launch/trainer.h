@@ -4,10 +4,13 @@
 //
 // Design: everything that decides a step's numbers — parameters, AdamW moments and step count, the
 // loader position, the RNG — is in the checkpoint, and every kernel is deterministic, so a resumed
-// run reproduces the uninterrupted run's losses bit for bit.
+// run reproduces the uninterrupted run's losses bit for bit. train.device picks the CPU model,
+// reducer and optimizer here, or the GPU side in launch/cuda_training.h (launch/train_device.h
+// decides); data, schedule, logging and the checkpoint format are the same for both.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -17,6 +20,9 @@
 #include "data/loader.h"
 #include "data/prefetch.h"
 #include "data/text_codec.h"
+#include "launch/cuda_training.h"
+#include "launch/step_stats.h"
+#include "launch/train_device.h"
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
 #include "parallel/comm/communicator.h"
@@ -24,16 +30,7 @@
 
 namespace tt {
 
-struct StepStats {
-  float loss = 0.0f;
-  float lr = 0.0f;
-  double grad_norm = 0.0;
-  // data_s: time the step waited for its batches (the prefetcher's stall, not the read itself).
-  double data_s = 0.0, forward_s = 0.0, backward_s = 0.0, optimizer_s = 0.0, total_s = 0.0;
-  // comm_s: time collectives were in flight; exposed_comm_s: time the step waited for them after
-  // its compute was done (gradient reduction after backward, and the ZeRO parameter all-gather).
-  double comm_s = 0.0, exposed_comm_s = 0.0;
-};
+class CheckpointReader;  // core/checkpoint_io.h
 
 struct TrainSummary {
   int steps_done = 0;
@@ -65,7 +62,12 @@ class Trainer {
   // Mean loss over train.val_batches batches of the validation split (the same batches every time).
   float validate();
 
-  GPT2& model() { return *model_; }
+  // The model on the host. On cuda: a CPU copy (batch 1) of the current weights, refreshed by every
+  // call (for sampling).
+  GPT2& model();
+  const GPT2Config& model_config() const { return model_config_; }
+  const TrainDevice& device() const { return device_; }
+  const CudaTraining* cuda() const { return cuda_.get(); }  // null on the CPU
   const config::Config& config() const { return cfg_; }
   int64_t tokens_per_step() const;  // over all ranks
   bool has_validation() const { return val_loader_ != nullptr; }
@@ -73,6 +75,7 @@ class Trainer {
   bool uses_random_data() const { return train_loader_ == nullptr; }
 
  private:
+  void init_cpu_model();
   void save_checkpoint(int steps_done);
   // The full AdamW moment (m or v) in `full`, gathered from the ranks' shards when sharded.
   void gather_moment(Tensor& shard, Tensor& full);
@@ -80,7 +83,14 @@ class Trainer {
   double all_gather_params();
   float average_over_ranks(float value);
   bool is_rank0() const { return comm_.rank() == 0; }
+  int zero_stage() const { return reducer_ ? reducer_->zero_stage() : cfg_.parallel().zero_stage(); }
+  // Mean loss of the batch in inputs_/targets_ on the run's device.
+  float eval_loss();
   int load_checkpoint(const std::string& path);  // returns steps done
+  // CPU side of load_checkpoint: parameters, this rank's moment shards, error feedback, step count.
+  std::string error_feedback_layout() const;  // stored beside the residuals in checkpoints
+  void load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int64_t optimizer_steps,
+                      const std::function<const std::string&(const char*)>& whole_section);
   // Fills inputs_/targets_ with the next training batch; returns the seconds the step waited for it.
   double next_batch();
   void print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const;
@@ -88,9 +98,12 @@ class Trainer {
   config::Config cfg_;
   std::string origin_, run_dir_, ckpt_dir_;
   parallel::Communicator& comm_;
-  std::unique_ptr<GPT2> model_;
-  std::unique_ptr<parallel::GradReducer> reducer_;
-  std::unique_ptr<AdamW> optimizer_;
+  GPT2Config model_config_;
+  TrainDevice device_;
+  std::unique_ptr<CudaTraining> cuda_;              // the GPU side; null on the CPU
+  std::unique_ptr<GPT2> model_;                     // on the CPU: the model; on cuda: the sampling copy
+  std::unique_ptr<parallel::GradReducer> reducer_;  // CPU only
+  std::unique_ptr<AdamW> optimizer_;                // CPU only
   // Train: shuffled (seed = train.seed), read ahead by a background thread. Val: plain, in order.
   std::unique_ptr<data::PrefetchLoader> train_loader_;
   std::unique_ptr<data::DataLoader> val_loader_;

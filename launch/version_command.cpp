@@ -7,6 +7,9 @@
 #include "core/device.h"
 #include "launch/commands.h"
 
+#if TOPOTRAIN_HAVE_CUDA
+#include "kernels/attention/attention.h"
+#endif
 #if TOPOTRAIN_HAVE_MPI
 #include <mpi.h>
 #endif
@@ -27,7 +30,15 @@ int version_main(const Args&) {
 #else
   std::printf("  CUDA:   no (built with TOPOTRAIN_CUDA=OFF or without nvcc)\n");
 #endif
-  std::printf("  cuDNN:  no (not used by this build)\n");
+#if TOPOTRAIN_HAVE_CUDA
+  // The attention backend can be forced with TOPOTRAIN_ATTENTION=auto|flash|cudnn (kernels/attention/attention.h).
+  if (kernels::cudnn_sdpa_compiled())
+    std::printf("  cuDNN:  yes (%s; fused SDPA attention for bf16)\n", kernels::cudnn_sdpa_version().c_str());
+  else
+    std::printf("  cuDNN:  no (%s; attention uses the flash kernel)\n", kernels::cudnn_sdpa_version().c_str());
+#else
+  std::printf("  cuDNN:  no (built without CUDA)\n");
+#endif
 #if TOPOTRAIN_HAVE_NCCL
   std::printf("  NCCL:   yes (%s)\n", parallel::nccl_version_string().c_str());
 #else

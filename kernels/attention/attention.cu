@@ -1,15 +1,25 @@
-// CUDA causal attention: flash-style forward (online softmax over K/V tiles, logsumexp saved) and a
-// deterministic two-kernel backward (dk/dv owned by key tiles, dq owned by query tiles), fp32
-// accumulation, head size a template parameter (32, 64, 128).
-// Design: plain fp32 FMAs on shared-memory tiles, no tensor cores: this is the portable fallback
-// whose job is to be obviously correct for any T (tails masked, causal tiles skipped) and never
-// need O(T²) memory; the fast path will be cuDNN SDPA (see the TODO in attention.h).
+// CUDA causal attention: the public entry points, which dispatch bf16 calls to cuDNN SDPA
+// (attention_cudnn.cpp) when allowed and accepted, and the flash-style fallback: forward with an
+// online softmax over K/V tiles (logsumexp saved) and a deterministic two-kernel backward (dk/dv
+// owned by key tiles, dq owned by query tiles), fp32 accumulation, head size a template parameter
+// (32, 64, 128).
+// Design: plain fp32 FMAs on shared-memory tiles, no tensor cores: the fallback's job is to be
+// obviously correct for any T (tails masked, causal tiles skipped) and never need O(T²) memory; the
+// fast path is cuDNN SDPA.
 // Shared-memory layouts are chosen so every hot read is either a broadcast (all lanes, one address)
 // or conflict-free (rows padded to HS+1 floats where lanes index different rows).
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <string>
+#include <type_traits>
 
 #include "core/error.h"
+#include "core/logging.h"
 #include "kernels/attention/attention.h"
+#include "kernels/attention/attention_cudnn.h"
 #include "kernels/common/cuda_common.cuh"
 #include "kernels/common/cuda_scratch.cuh"
 
@@ -356,10 +366,47 @@ void backward_hs(S* dqkv, const S* dout, const S* qkv, const S* out, const float
   TT_CUDA_LAUNCH_CHECK();
 }
 
+// ---- dispatch --------------------------------------------------------------------------------
+
+std::atomic<int> g_backend{-1};  // AttentionBackend, or -1 before TOPOTRAIN_ATTENTION was read
+thread_local AttentionImpl t_last_impl = AttentionImpl::kNone;
+
+// Logs a cuDNN refusal once per distinct reason (the reasons name the shape).
+void warn_fallback_once(const std::string& why) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  if (seen.insert(why).second) log_warn("attention: ", why, "; using the flash attention kernel instead");
+}
+
+// Runs `call` (a cudnn_sdpa function taking the refusal reason) when the backend allows it; true
+// when cuDNN did the work, false when the flash kernel must.
+template <typename Call>
+bool via_cudnn(const Call& call) {
+  const AttentionBackend backend = attention_backend();
+  if (backend == AttentionBackend::kFlash) return false;
+  if (backend == AttentionBackend::kAuto && !cudnn_sdpa::compiled()) return false;
+  std::string why;
+  if (call(&why)) {
+    t_last_impl = AttentionImpl::kCudnn;
+    return true;
+  }
+  if (backend == AttentionBackend::kCudnn)
+    throw Error(ErrorKind::kConfig, str("attention backend 'cudnn' cannot run this call: ", why), "",
+                "use TOPOTRAIN_ATTENTION=auto (falls back to the flash kernel) or flash");
+  warn_fallback_once(why);
+  return false;
+}
+
 template <typename S>
 void forward(S* out, float* lse, const S* qkv, int B, int T, int C, int NH, cudaStream_t stream) {
   const Dims dm = make_dims(T, C, NH);
   if (B <= 0 || T <= 0) return;
+  if constexpr (std::is_same_v<S, bf16>) {
+    if (via_cudnn([&](std::string* why) { return cudnn_sdpa::forward(out, lse, qkv, B, T, C, NH, stream, why); }))
+      return;
+  }
+  t_last_impl = AttentionImpl::kFlash;
   TT_ASSERT(NH <= 65535 && B <= 65535, "attention_cuda: B=", B, " NH=", NH, " exceed the grid limits");
   switch (C / NH) {
     case 32:
@@ -379,6 +426,13 @@ void backward(S* dqkv, const S* dout, const S* qkv, const S* out, const float* l
   if (dqkv == nullptr) return;
   const Dims dm = make_dims(T, C, NH);
   if (B <= 0 || T <= 0) return;
+  if constexpr (std::is_same_v<S, bf16>) {
+    if (via_cudnn([&](std::string* why) {
+          return cudnn_sdpa::backward(dqkv, dout, qkv, out, lse, B, T, C, NH, stream, why);
+        }))
+      return;
+  }
+  t_last_impl = AttentionImpl::kFlash;
   TT_ASSERT(NH <= 65535 && B <= 65535, "attention_cuda: B=", B, " NH=", NH, " exceed the grid limits");
   switch (C / NH) {
     case 32:
@@ -409,5 +463,45 @@ void attention_backward_cuda(bf16* dqkv, const bf16* dout, const bf16* qkv, cons
                              int T, int C, int NH, cudaStream_t stream) {
   backward(dqkv, dout, qkv, out, lse, B, T, C, NH, stream);
 }
+
+AttentionBackend parse_attention_backend(const std::string& name) {
+  if (name == "auto") return AttentionBackend::kAuto;
+  if (name == "flash") return AttentionBackend::kFlash;
+  if (name == "cudnn") return AttentionBackend::kCudnn;
+  throw Error(ErrorKind::kConfig, str("unknown attention backend '", name, "'"), "TOPOTRAIN_ATTENTION",
+              "use auto, flash or cudnn");
+}
+
+const char* attention_backend_name(AttentionBackend backend) {
+  switch (backend) {
+    case AttentionBackend::kFlash:
+      return "flash";
+    case AttentionBackend::kCudnn:
+      return "cudnn";
+    case AttentionBackend::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+void set_attention_backend(AttentionBackend backend) { g_backend.store(static_cast<int>(backend)); }
+
+AttentionBackend attention_backend() {
+  int b = g_backend.load();
+  if (b < 0) {
+    const char* env = std::getenv("TOPOTRAIN_ATTENTION");
+    const AttentionBackend parsed =
+        env == nullptr || *env == '\0' ? AttentionBackend::kAuto : parse_attention_backend(env);
+    int expected = -1;  // a concurrent set_attention_backend() wins
+    g_backend.compare_exchange_strong(expected, static_cast<int>(parsed));
+    b = g_backend.load();
+  }
+  return static_cast<AttentionBackend>(b);
+}
+
+AttentionImpl last_attention_impl() { return t_last_impl; }
+
+bool cudnn_sdpa_compiled() { return cudnn_sdpa::compiled(); }
+std::string cudnn_sdpa_version() { return cudnn_sdpa::version_string(); }
 
 }  // namespace tt::kernels

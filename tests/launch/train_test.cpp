@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "core/checkpoint_io.h"
+#include "core/config.h"
 #include "data/synth.h"
+#include "launch/train_device.h"
 #include "tests/test_util.h"
 
 namespace tt {
@@ -28,7 +30,8 @@ std::string make_corpus(const TempDir& dir, int64_t train_tokens = 1000000) {
                          "--train-tokens " + std::to_string(train_tokens) + " --val-tokens 100000");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return " --set data.train=" + dir.file("data/train.bin") + " --set data.val=" + dir.file("data/val.bin") +
-         " --set logging.run_dir=" + dir.file("run") + " --set model.vocab_size=16 --set train.threads=1" +
+         " --set logging.run_dir=" + dir.file("run") +
+         " --set model.vocab_size=16 --set train.threads=1 --set train.device=cpu" +
          " --set train.log_every=50 --set checkpoint.every=0 --set optimizer.warmup_steps=2";
 }
 
@@ -227,6 +230,142 @@ TEST(Train, Gpt2TokenizedDataSetTrainsAndSamplesText) {
   ASSERT_EQ(s.exit_code, 0) << s.output;
   EXPECT_NE(s.output.find("byte-level BPE tokenizer (50257 tokens"), std::string::npos) << s.output;
   EXPECT_NE(s.output.find("The quick brown"), std::string::npos) << s.output;
+}
+
+// ---- train.device / train.precision / train.stochastic_rounding ----------------------------------
+
+config::Config device_config(const std::vector<std::string>& sets = {}) {
+  return parse_config_text(test::read_file(test::source_dir() + "/examples/gpt2-124m.pbtxt"), "gpt2-124m.pbtxt", sets);
+}
+
+// Facts of a process on a machine with `gpus` GPUs, in a build with CUDA.
+DeviceFacts gpu_machine(int gpus, int world = 1, const std::string& backend = "local", int local_rank = 0) {
+  DeviceFacts f;
+  f.build_has_cuda = true;
+  f.cuda_devices = gpus;
+  f.world_size = world;
+  f.local_rank = local_rank;
+  f.comm_backend = backend;
+  return f;
+}
+
+// The kConfig error resolve_train_device throws, or fails the test.
+Error device_error(const config::Config& cfg, const DeviceFacts& f) {
+  try {
+    const TrainDevice d = resolve_train_device(cfg, f);
+    ADD_FAILURE() << "expected a config error, got " << d.str();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kConfig) << e.what();
+    return e;
+  }
+  return Error(ErrorKind::kInternal, "");
+}
+
+TEST(TrainDevice, AutoPicksTheGpuWhenThereIsOneAndDefaultsItsPrecision) {
+  const config::Config cfg = device_config();
+  EXPECT_EQ(cfg.train().device(), "auto");  // filled default
+  const TrainDevice cpu = resolve_train_device(cfg, DeviceFacts{});
+  EXPECT_FALSE(cpu.is_cuda());
+  EXPECT_EQ(cpu.precision, Precision::kFP32);
+  EXPECT_TRUE(cpu.note.empty()) << cpu.note;
+  const TrainDevice gpu = resolve_train_device(cfg, gpu_machine(4, 8, "nccl", 6));
+  EXPECT_TRUE(gpu.is_cuda());
+  EXPECT_EQ(gpu.device.index, 2);  // local_rank % visible devices, as the NCCL backend picks
+  EXPECT_EQ(gpu.precision, Precision::kBF16);
+  EXPECT_EQ(gpu.str(), "cuda:2 bf16");
+  const TrainDevice fp32 = resolve_train_device(device_config({"train.precision=fp32"}), gpu_machine(1));
+  EXPECT_EQ(fp32.precision, Precision::kFP32);
+  const TrainDevice sr = resolve_train_device(device_config({"train.stochastic_rounding=true"}), gpu_machine(1));
+  EXPECT_TRUE(sr.stochastic_rounding);
+  EXPECT_EQ(sr.str(), "cuda:0 bf16 (stochastic rounding)");
+}
+
+TEST(TrainDevice, AutoFallsBackToTheCpuAndSaysWhy) {
+  // The quick start's head size 16 is not one the CUDA attention kernels take.
+  const config::Config tiny = parse_config_text(test::read_file(config_path()), "tiny.pbtxt");
+  TrainDevice d = resolve_train_device(tiny, gpu_machine(1));
+  EXPECT_FALSE(d.is_cuda());
+  EXPECT_NE(d.note.find("head size 16"), std::string::npos) << d.note;
+  d = resolve_train_device(device_config(), gpu_machine(2, 2, "mpi"));
+  EXPECT_FALSE(d.is_cuda());
+  EXPECT_NE(d.note.find("NCCL"), std::string::npos) << d.note;
+  d = resolve_train_device(device_config({"parallel.grad_compression=int8"}), gpu_machine(1));
+  EXPECT_FALSE(d.is_cuda());
+  EXPECT_NE(d.note.find("not implemented on CUDA yet"), std::string::npos) << d.note;
+  // bf16 asked for a run that lands on the CPU: the error says both.
+  const Error e = device_error(device_config({"train.precision=bf16"}), gpu_machine(2, 2, "mpi"));
+  EXPECT_EQ(e.where(), "train.precision");
+  EXPECT_NE(e.problem().find("NCCL"), std::string::npos) << e.what();
+}
+
+TEST(TrainDevice, CudaThatCannotRunIsAConfigErrorNamingTheField) {
+  const config::Config cuda = device_config({"train.device=cuda"});
+  DeviceFacts no_build;
+  EXPECT_NE(device_error(cuda, no_build).problem().find("built without CUDA"), std::string::npos);
+  Error e = device_error(cuda, gpu_machine(0));
+  EXPECT_EQ(e.where(), "train.device");
+  EXPECT_NE(e.problem().find("no CUDA device"), std::string::npos) << e.what();
+  e = device_error(device_config({"train.device=cuda", "parallel.grad_compression=bf16"}), gpu_machine(1));
+  EXPECT_EQ(e.where(), "parallel.grad_compression");
+  EXPECT_NE(e.problem().find("not implemented on CUDA yet"), std::string::npos) << e.what();
+  e = device_error(device_config({"train.device=cuda", "parallel.zero_stage=1"}), gpu_machine(2, 2, "nccl"));
+  EXPECT_EQ(e.where(), "parallel.zero_stage");
+  EXPECT_TRUE(resolve_train_device(device_config({"train.device=cuda", "parallel.zero_stage=1"}), gpu_machine(1))
+                  .is_cuda());  // one rank: ZeRO shards nothing
+  e = device_error(cuda, gpu_machine(2, 2, "mpi"));
+  EXPECT_EQ(e.where(), "train.device");
+  config::Config sr_fp32 = device_config({"train.device=cuda", "train.precision=fp32"});
+  sr_fp32.mutable_train()->set_stochastic_rounding(true);  // validation alone already rejects it
+  e = device_error(sr_fp32, gpu_machine(1));
+  EXPECT_EQ(e.where(), "train.stochastic_rounding");
+}
+
+TEST(TrainDevice, ProcessGroupUsesNcclForMultiRankCudaRuns) {
+  const std::string nccl = TOPOTRAIN_HAVE_NCCL ? "nccl" : "auto";
+  EXPECT_EQ(comm_backend_for(device_config(), gpu_machine(8, 8, "")), nccl);
+  EXPECT_EQ(comm_backend_for(device_config({"train.device=cuda"}), gpu_machine(8, 8, "")), nccl);
+  EXPECT_EQ(comm_backend_for(device_config(), gpu_machine(1, 1, "")), "auto");  // one rank: no collectives
+  EXPECT_EQ(comm_backend_for(device_config({"train.device=cpu"}), gpu_machine(8, 8, "")), "auto");
+  EXPECT_EQ(comm_backend_for(device_config(), gpu_machine(0, 8, "")), "auto");
+  const config::Config tiny = parse_config_text(test::read_file(config_path()), "tiny.pbtxt");
+  EXPECT_EQ(comm_backend_for(tiny, gpu_machine(8, 8, "")), "auto");  // head size 16 trains on the CPU
+}
+
+TEST(TrainDevice, ConfigValidationNamesTheField) {
+  auto problem = [](const std::vector<std::string>& sets) {
+    try {
+      device_config(sets);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string msg = problem({"train.device=gpu"});
+  EXPECT_NE(msg.find("--set train.device=gpu: train.device \"gpu\" is not supported"), std::string::npos) << msg;
+  msg = problem({"train.precision=fp16"});
+  EXPECT_NE(msg.find("train.precision \"fp16\" is not supported"), std::string::npos) << msg;
+  msg = problem({"train.device=cpu", "train.precision=bf16"});
+  EXPECT_NE(msg.find("train.precision \"bf16\" needs train.device \"cuda\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("hint:"), std::string::npos) << msg;
+  msg = problem({"train.device=cpu", "train.stochastic_rounding=true"});
+  EXPECT_NE(msg.find("train.stochastic_rounding applies to bf16 weights only"), std::string::npos) << msg;
+  EXPECT_EQ(problem({"train.device=cuda", "train.precision=bf16", "train.stochastic_rounding=true"}), "no error");
+}
+
+// End to end: the quick-start model cannot run on CUDA (no device here; head size 16 on a GPU
+// machine), so train.device=cuda exits 2 naming train.device, and bf16 names train.precision.
+TEST(Cli, DeviceAndPrecisionErrorsExitWith2) {
+  TempDir dir;
+  const std::string sets = make_corpus(dir, 100000) + " --set train.steps=2";
+  auto r = run_topotrain("train --config " + config_path() + sets + " --set train.device=cuda");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("train.device"), std::string::npos) << r.output;
+  r = run_topotrain("train --config " + config_path() + sets + " --set train.precision=bf16");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("train.precision"), std::string::npos) << r.output;
+  r = run_topotrain("train --config " + config_path() + sets);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("| cpu fp32 |"), std::string::npos) << r.output;
 }
 
 }  // namespace

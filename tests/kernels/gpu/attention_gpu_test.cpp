@@ -1,7 +1,8 @@
-// GPU tests for the flash-style attention in attention.cu against the CPU reference (which keeps
-// the full probability matrix): forward output and logsumexp, backward accumulation into a
-// pre-filled dqkv, head sizes 32/64/128, T below, at and not a multiple of the 32-row tiles, fp32
-// and bf16; causality (future tokens leave earlier outputs bit-identical); backward determinism.
+// GPU tests for the flash-style attention in attention.cu (bf16 calls forced onto it; cuDNN SDPA is
+// attention_cudnn_gpu_test.cpp's) against the CPU reference (which keeps the full probability
+// matrix): forward output and logsumexp, backward accumulation into a pre-filled dqkv, head sizes
+// 32/64/128, T below, at and not a multiple of the 32-row tiles, fp32 and bf16; causality (future
+// tokens leave earlier outputs bit-identical); backward determinism.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "kernels/attention/attention.h"
 #include "tests/gpu_test_util.h"
+#include "tests/kernels/gpu/attention_test_util.h"
 #include "tests/kernels/grad_check.h"
 
 namespace tt::test {
@@ -16,36 +18,9 @@ namespace {
 
 using namespace tt::kernels;
 
-struct Shape {
-  int B, T, NH, HS;
-};
+using Shape = AttentionShape;
 const Shape kShapes[] = {{1, 1, 1, 32},  {2, 7, 2, 64},   {1, 33, 3, 64}, {2, 100, 2, 128},
                          {1, 65, 1, 32}, {1, 31, 2, 128}, {2, 64, 2, 64}, {1, 257, 1, 64}};
-
-// lse[b,h,t] = log Σ_{t2<=t} exp(scale q·k) in double.
-std::vector<float> reference_lse(const std::vector<float>& qkv, Shape s) {
-  const int C = s.NH * s.HS;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(s.HS));
-  std::vector<float> lse(size_t(s.B) * s.NH * s.T);
-  for (int b = 0; b < s.B; ++b)
-    for (int h = 0; h < s.NH; ++h)
-      for (int t = 0; t < s.T; ++t) {
-        std::vector<double> sc(t + 1);
-        double mx = -1e300;
-        for (int t2 = 0; t2 <= t; ++t2) {
-          double d = 0;
-          for (int i = 0; i < s.HS; ++i)
-            d += double(qkv[(size_t(b) * s.T + t) * 3 * C + h * s.HS + i]) *
-                 qkv[(size_t(b) * s.T + t2) * 3 * C + C + h * s.HS + i];
-          sc[t2] = d * scale;
-          mx = std::max(mx, sc[t2]);
-        }
-        double sum = 0;
-        for (double x : sc) sum += std::exp(x - mx);
-        lse[(size_t(b) * s.NH + h) * s.T + t] = static_cast<float>(mx + std::log(sum));
-      }
-  return lse;
-}
 
 template <typename T>
 void check(Shape s) {
@@ -93,6 +68,7 @@ TEST(AttentionGpu, F32) {
 }
 TEST(AttentionGpu, BF16) {
   TT_REQUIRE_GPU();
+  const ScopedAttentionBackend flash(AttentionBackend::kFlash);  // bf16 would otherwise prefer cuDNN
   for (Shape s : kShapes) check<bf16>(s);
 }
 

@@ -1,0 +1,132 @@
+// Device and precision resolution (see train_device.h).
+#include "launch/train_device.h"
+
+#include <vector>
+
+#include "core/error.h"
+#include "launch/rank_discovery.h"
+#include "parallel/comm/communicator.h"
+
+namespace tt {
+
+namespace {
+// A reason the CUDA trainer cannot take this run: the field to blame, what, and how to fix it.
+struct Blocker {
+  std::string field, what, hint;
+};
+
+std::vector<Blocker> cuda_blockers(const config::Config& cfg, const DeviceFacts& f) {
+  std::vector<Blocker> out;
+  const auto& m = cfg.model();
+  const auto& par = cfg.parallel();
+  if (m.n_head() > 0 && m.n_embd() % m.n_head() == 0 && !cuda_attention_supports_head_size(m.n_embd() / m.n_head()))
+    out.push_back({"model.n_head",
+                   str("head size ", m.n_embd() / m.n_head(), " (n_embd ", m.n_embd(), " / n_head ", m.n_head(),
+                       ") is not supported by the CUDA attention kernels"),
+                   "use a head size of 32, 64 or 128, or train.device=cpu"});
+  if (!par.grad_compression().empty() && par.grad_compression() != "none")
+    out.push_back({"parallel.grad_compression",
+                   str("parallel.grad_compression \"", par.grad_compression(), "\" is not implemented on CUDA yet"),
+                   "use parallel.grad_compression=none on the GPU, or train.device=cpu"});
+  if (f.world_size > 1 && f.comm_backend != "nccl")
+    out.push_back({"train.device",
+                   str("the CUDA trainer with ", f.world_size, " ranks needs the NCCL communicator, but this job uses ",
+                       f.comm_backend),
+                   "run a build with NCCL (see `topotrain --version`) whose process group uses the nccl backend for "
+                   "cuda runs, or train.device=cpu"});
+  if (f.world_size > 1 && par.zero_stage() > 0)
+    out.push_back(
+        {"parallel.zero_stage",
+         str("parallel.zero_stage ", par.zero_stage(), " with ", f.world_size, " ranks is not implemented on CUDA yet"),
+         "use parallel.zero_stage=0 (all-reduce) on the GPU, or train.device=cpu"});
+  return out;
+}
+}  // namespace
+
+bool cuda_attention_supports_head_size(int head_size) {
+  return head_size == 32 || head_size == 64 || head_size == 128;  // kernels/attention/attention.h
+}
+
+DeviceFacts device_facts(const parallel::Communicator& comm) {
+  DeviceFacts f;
+  f.build_has_cuda = TOPOTRAIN_HAVE_CUDA != 0;
+  f.cuda_devices = cuda_device_count();
+  f.world_size = comm.size();
+  f.local_rank = comm.local_rank();
+  f.comm_backend = comm.backend();
+  return f;
+}
+
+DeviceFacts device_facts_from_env() {
+  const RankInfo env = discover_rank_from_env();
+  DeviceFacts f;
+  f.build_has_cuda = TOPOTRAIN_HAVE_CUDA != 0;
+  f.cuda_devices = cuda_device_count();
+  f.world_size = env.world_size;
+  f.local_rank = env.local_rank;
+  f.comm_backend = "";
+  return f;
+}
+
+std::string comm_backend_for(const config::Config& cfg, const DeviceFacts& facts) {
+  if (!TOPOTRAIN_HAVE_NCCL || facts.world_size <= 1) return "auto";
+  DeviceFacts with_nccl = facts;
+  with_nccl.comm_backend = "nccl";
+  try {
+    return resolve_train_device(cfg, with_nccl).is_cuda() ? "nccl" : "auto";
+  } catch (const Error&) {
+    return "auto";  // the Trainer reports the problem with the communicator it gets
+  }
+}
+
+std::string TrainDevice::str() const {
+  return device.str() + " " + precision_name(precision) + (stochastic_rounding ? " (stochastic rounding)" : "");
+}
+
+TrainDevice resolve_train_device(const config::Config& cfg, const DeviceFacts& f) {
+  const auto& t = cfg.train();
+  const std::string asked = t.device().empty() ? "auto" : t.device();
+  TrainDevice out;
+  bool cuda = false;
+  if (asked == "cuda") {
+    if (!f.build_has_cuda)
+      throw Error(ErrorKind::kConfig, "train.device is \"cuda\" but this topotrain was built without CUDA",
+                  "train.device",
+                  "rebuild with the CUDA toolkit (-DTOPOTRAIN_CUDA=ON), or set train.device=cpu (or auto)");
+    if (f.cuda_devices == 0)
+      throw Error(ErrorKind::kConfig, "train.device is \"cuda\" but no CUDA device is visible", "train.device",
+                  "check nvidia-smi and CUDA_VISIBLE_DEVICES, or set train.device=cpu (or auto)");
+    const auto blockers = cuda_blockers(cfg, f);
+    if (!blockers.empty()) {
+      const Blocker& b = blockers.front();
+      throw Error(ErrorKind::kConfig, b.what + " (train.device is \"cuda\")", b.field, b.hint);
+    }
+    cuda = true;
+  } else if (asked == "auto" && f.build_has_cuda && f.cuda_devices > 0) {
+    const auto blockers = cuda_blockers(cfg, f);
+    cuda = blockers.empty();
+    if (!cuda) out.note = "train.device auto: training on the CPU because " + blockers.front().what;
+  } else if (asked != "auto" && asked != "cpu") {
+    throw Error(ErrorKind::kConfig, "train.device \"" + asked + "\" is not supported", "train.device",
+                "use \"auto\", \"cpu\" or \"cuda\"");
+  }
+
+  if (cuda) {
+    out.device = Device::cuda(f.local_rank % f.cuda_devices);
+    out.precision = t.precision() == "fp32" ? Precision::kFP32 : Precision::kBF16;
+  } else if (t.precision() == "bf16") {
+    throw Error(ErrorKind::kConfig,
+                "train.precision \"bf16\" needs the CUDA trainer, but this run trains on the CPU" +
+                    (out.note.empty() ? std::string() : " (" + out.note + ")"),
+                "train.precision", "drop train.precision (or set \"fp32\") to train on the CPU");
+  }
+  if (t.stochastic_rounding() && out.precision != Precision::kBF16)
+    throw Error(ErrorKind::kConfig,
+                str("train.stochastic_rounding applies to bf16 weights, but this run trains in ",
+                    precision_name(out.precision), " on ", out.device.str()),
+                "train.stochastic_rounding", "set train.precision=bf16 on a GPU, or drop train.stochastic_rounding");
+  out.stochastic_rounding = t.stochastic_rounding();
+  return out;
+}
+
+}  // namespace tt

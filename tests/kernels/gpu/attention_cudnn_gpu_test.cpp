@@ -1,0 +1,208 @@
+// GPU tests for cuDNN's fused SDPA behind the public attention entry points (attention.h,
+// attention_cudnn.cpp), bf16 against the CPU reference on the same storage-rounded inputs: forward
+// output and logsumexp into poisoned buffers, backward accumulation into a pre-filled dqkv, head
+// sizes 64 and 128, T below, at and not a multiple of cuDNN's tiles, T = 1 (whose backward cuDNN
+// refuses: flash fallback); the lse of either implementation feeds the other's backward; the
+// backward is deterministic; auto mode takes cuDNN for bf16 and the flash kernel for fp32; a call
+// cuDNN refuses (misaligned tensors) falls back in auto mode and throws in cudnn mode. Skips without
+// a device, without the cuDNN frontend in the build, or on GPUs older than sm80. The
+// backend-selection tests at the end need no device.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.h"
+#include "kernels/attention/attention.h"
+#include "tests/gpu_test_util.h"
+#include "tests/kernels/gpu/attention_test_util.h"
+#include "tests/kernels/grad_check.h"
+
+namespace tt::test {
+namespace {
+
+using namespace tt::kernels;
+
+// "" when cuDNN SDPA can be tested here, else why not.
+std::string cudnn_sdpa_skip_reason() {
+  std::string reason;
+  if (!cuda_device_available(&reason)) return "no CUDA device: " + reason;
+  if (!cudnn_sdpa_compiled()) return "no cuDNN SDPA in this build: " + cudnn_sdpa_version();
+  int device = 0, major = 0;
+  TT_CUDA_CHECK(cudaGetDevice(&device));
+  TT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major < 8) return str("cuDNN's fused SDPA needs sm80 or newer; device ", device, " is sm", major, "x");
+  return "";
+}
+
+#define TT_REQUIRE_CUDNN_SDPA()                            \
+  do {                                                     \
+    const std::string tt_skip_ = cudnn_sdpa_skip_reason(); \
+    if (!tt_skip_.empty()) GTEST_SKIP() << tt_skip_;       \
+  } while (0)
+
+// T = 1 is ForwardBackwardT1's (cuDNN refuses a 1×1 backward).
+const AttentionShape kShapes[] = {{2, 7, 2, 64},  {1, 33, 3, 64},  {2, 100, 2, 128}, {1, 31, 2, 128},
+                                  {2, 64, 2, 64}, {1, 257, 1, 64}, {2, 129, 3, 128}, {1, 1000, 2, 64}};
+
+constexpr AttentionBackend kCudnn = AttentionBackend::kCudnn, kFlash = AttentionBackend::kFlash;
+
+AttentionImpl impl_of(AttentionBackend b) { return b == kCudnn ? AttentionImpl::kCudnn : AttentionImpl::kFlash; }
+
+// Forward with backend `fwd`, backward (twice, bit-identical) with `bwd`; each call must have run on
+// the implementation given (a forced backend that cannot run a call throws).
+void check(AttentionShape s, AttentionBackend fwd, AttentionBackend bwd, AttentionImpl want_fwd,
+           AttentionImpl want_bwd) {
+  const std::string what = str("attention bf16 ", attention_backend_name(fwd), "->", attention_backend_name(bwd),
+                               " B=", s.B, " T=", s.T, " NH=", s.NH, " HS=", s.HS);
+  SCOPED_TRACE(what);
+  const int C = s.NH * s.HS;
+  const size_t n_qkv = size_t(s.B) * s.T * 3 * C, n_out = size_t(s.B) * s.T * C;
+  const size_t n_lse = size_t(s.B) * s.NH * s.T;
+  const auto qkv = storage_round<bf16>(random_floats(n_qkv, 1, -1.5f, 1.5f));
+  std::vector<float> out(n_out), att(size_t(s.B) * s.NH * s.T * s.T);
+  attention_forward_cpu(out.data(), att.data(), qkv.data(), s.B, s.T, C, s.NH);
+
+  auto d_qkv = upload<bf16>(qkv);
+  DeviceBuffer<bf16> d_out(n_out);
+  DeviceBuffer<float> d_lse(n_lse);
+  d_out.poison(), d_lse.poison();
+  {
+    const ScopedAttentionBackend backend(fwd);
+    attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), s.B, s.T, C, s.NH);
+    EXPECT_EQ(last_attention_impl(), want_fwd);
+  }
+  expect_close(download(d_out), out, relative_to_max(kBF16Tolerance, out), what + " out");
+  // Same quantity on both paths (natural-log logsumexp of the scaled scores): a log2 convention or a
+  // missing scale would be off by whole units, far outside this tolerance.
+  expect_close(download(d_lse), reference_lse(qkv, s), {1e-3, 1e-3}, what + " lse");
+
+  const auto dout = storage_round<bf16>(random_floats(n_out, 2));
+  const auto dqkv0 = storage_round<bf16>(random_floats(n_qkv, 3));
+  auto dqkv = dqkv0;
+  attention_backward_cpu(dqkv.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, C, s.NH);
+  auto d_dout = upload<bf16>(dout);
+  std::vector<uint8_t> first;
+  for (int run = 0; run < 2; ++run) {
+    auto d_dqkv = upload<bf16>(dqkv0);
+    {
+      const ScopedAttentionBackend backend(bwd);
+      attention_backward_cuda(d_dqkv.get(), d_dout.get(), d_qkv.get(), d_out.get(), d_lse.get(), s.B, s.T, C, s.NH);
+      EXPECT_EQ(last_attention_impl(), want_bwd);
+    }
+    expect_close(download(d_dqkv), dqkv, relative_to_max({2e-2, 2e-2}, dqkv), what + " dqkv (+=)");
+    if (run == 0)
+      first = download_bytes(d_dqkv);
+    else
+      expect_bit_identical(download_bytes(d_dqkv), first, what + " dqkv determinism");
+  }
+}
+
+void check(AttentionShape s, AttentionBackend fwd, AttentionBackend bwd) {
+  check(s, fwd, bwd, impl_of(fwd), impl_of(bwd));
+}
+
+TEST(AttentionCudnnGpu, ForwardBackward) {
+  TT_REQUIRE_CUDNN_SDPA();
+  for (AttentionShape s : kShapes) check(s, kCudnn, kCudnn);
+}
+
+// cuDNN runs the T = 1 forward but refuses the backward (s_q = s_kv = 1): auto mode falls back to the
+// flash backward on cuDNN's lse.
+TEST(AttentionCudnnGpu, ForwardBackwardT1) {
+  TT_REQUIRE_CUDNN_SDPA();
+  for (AttentionShape s : {AttentionShape{1, 1, 1, 64}, AttentionShape{3, 1, 2, 128}})
+    check(s, kCudnn, AttentionBackend::kAuto, AttentionImpl::kCudnn, AttentionImpl::kFlash);
+}
+
+// The saved lse means the same on both paths, so a backward may run on the other implementation.
+TEST(AttentionCudnnGpu, LseInterchangeableWithFlash) {
+  TT_REQUIRE_CUDNN_SDPA();
+  for (AttentionShape s : {AttentionShape{2, 100, 2, 128}, AttentionShape{1, 257, 1, 64}}) {
+    check(s, kCudnn, kFlash);
+    check(s, kFlash, kCudnn);
+  }
+}
+
+TEST(AttentionCudnnGpu, AutoTakesCudnnForBf16AndFlashForF32) {
+  TT_REQUIRE_CUDNN_SDPA();
+  const ScopedAttentionBackend backend(AttentionBackend::kAuto);
+  const int B = 2, T = 48, NH = 2, HS = 64, C = NH * HS;
+  DeviceBuffer<float> d_lse(size_t(B) * NH * T);
+  {
+    auto d_qkv = upload<bf16>(random_floats(size_t(B) * T * 3 * C, 1));
+    DeviceBuffer<bf16> d_out(size_t(B) * T * C);
+    attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), B, T, C, NH);
+    EXPECT_EQ(last_attention_impl(), AttentionImpl::kCudnn);
+  }
+  {
+    auto d_qkv = upload<float>(random_floats(size_t(B) * T * 3 * C, 1));
+    DeviceBuffer<float> d_out(size_t(B) * T * C);
+    attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), B, T, C, NH);
+    EXPECT_EQ(last_attention_impl(), AttentionImpl::kFlash);
+    const ScopedAttentionBackend cudnn(AttentionBackend::kCudnn);  // fp32 stays on flash even when forced
+    attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), B, T, C, NH);
+    EXPECT_EQ(last_attention_impl(), AttentionImpl::kFlash);
+  }
+  TT_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// qkv two bytes off a 16-byte boundary: cuDNN refuses it; auto falls back to the (correct) flash
+// kernel, forced cuDNN throws.
+TEST(AttentionCudnnGpu, RefusedCallFallsBackInAutoAndThrowsWhenForced) {
+  TT_REQUIRE_CUDNN_SDPA();
+  const AttentionShape s{1, 40, 2, 64};
+  const int C = s.NH * s.HS;
+  const size_t n_qkv = size_t(s.B) * s.T * 3 * C, n_out = size_t(s.B) * s.T * C;
+  const auto qkv = storage_round<bf16>(random_floats(n_qkv, 4, -1.5f, 1.5f));
+  std::vector<float> padded(n_qkv + 1);
+  std::copy(qkv.begin(), qkv.end(), padded.begin() + 1);
+  auto d_padded = upload<bf16>(padded);
+  const bf16* d_qkv = d_padded.get() + 1;
+  DeviceBuffer<bf16> d_out(n_out);
+  DeviceBuffer<float> d_lse(size_t(s.B) * s.NH * s.T);
+  {
+    const ScopedAttentionBackend cudnn(AttentionBackend::kCudnn);
+    EXPECT_THROW(attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv, s.B, s.T, C, s.NH), tt::Error);
+  }
+  const ScopedAttentionBackend backend(AttentionBackend::kAuto);
+  d_out.poison();
+  attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv, s.B, s.T, C, s.NH);
+  EXPECT_EQ(last_attention_impl(), AttentionImpl::kFlash);
+  std::vector<float> out(n_out), att(size_t(s.B) * s.NH * s.T * s.T);
+  attention_forward_cpu(out.data(), att.data(), qkv.data(), s.B, s.T, C, s.NH);
+  expect_close(download(d_out), out, relative_to_max(kBF16Tolerance, out), "fallback out");
+}
+
+// ---- backend selection (no device needed) -----------------------------------------------------
+
+TEST(AttentionBackendSelection, ParseAndNames) {
+  for (AttentionBackend b : {AttentionBackend::kAuto, AttentionBackend::kFlash, AttentionBackend::kCudnn})
+    EXPECT_EQ(parse_attention_backend(attention_backend_name(b)), b);
+  for (const char* bad : {"", "cuDNN", "fast", "flash "}) {
+    try {
+      parse_attention_backend(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const tt::Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kConfig);
+    }
+  }
+  const ScopedAttentionBackend flash(AttentionBackend::kFlash);
+  EXPECT_EQ(attention_backend(), AttentionBackend::kFlash);
+}
+
+// Forced cuDNN with a head size it cannot take (4) throws before touching a device, with or without
+// cuDNN SDPA in the build; a null gradient is still a no-op.
+TEST(AttentionBackendSelection, ForcedCudnnRefusalThrows) {
+  const ScopedAttentionBackend cudnn(AttentionBackend::kCudnn);
+  try {
+    attention_forward_cuda(static_cast<bf16*>(nullptr), nullptr, nullptr, 1, 4, 4, 1);
+    ADD_FAILURE() << "forced cuDNN accepted head size 4";
+  } catch (const tt::Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kConfig);
+    EXPECT_NE(std::string(e.what()).find("cudnn"), std::string::npos) << e.what();
+  }
+  attention_backward_cuda(static_cast<bf16*>(nullptr), nullptr, nullptr, nullptr, nullptr, 1, 4, 64, 1);
+}
+
+}  // namespace
+}  // namespace tt::test
