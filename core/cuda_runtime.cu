@@ -22,6 +22,9 @@ void* cuda_device_malloc(int device, size_t bytes) {
   TT_CUDA_CHECK(cudaSetDevice(device));
   TT_CUDA_CHECK(cudaMalloc(&p, bytes));
   TT_CUDA_CHECK(cudaMemset(p, 0, bytes));  // the allocator's contract: zero-initialised memory
+  // cudaMemset runs on the legacy default stream, which does not order work on the non-blocking
+  // streams the model, the trainer and NCCL use: wait for it so the zeros land before any of them.
+  TT_CUDA_CHECK(cudaStreamSynchronize(0));
   return p;
 }
 

@@ -5,7 +5,10 @@
 // Definitions (nccl-tests, doc/PERFORMANCE.md): size S is the whole buffer (all_reduce/broadcast:
 // the buffer; reduce_scatter: the send buffer; all_gather: the receive buffer); time t is the
 // slowest rank's mean; algbw = S / t; busbw = algbw * 2(n-1)/n for all_reduce, * (n-1)/n for
-// reduce_scatter and all_gather, * 1 for broadcast. Rank 0 prints the table.
+// reduce_scatter and all_gather, * 1 for broadcast. Rank 0 prints the table. reduce_scatter_v and
+// all_gather_v are the calls ZeRO issues (GradReducer; the parameter gather, in place): the uneven
+// variants over the buffer's ZeRO shard sizes (parallel/ddp/sharding.h), whatever S is; the probe calibrates
+// the cost model on those, so they are what to compare its predictions with.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +20,7 @@
 #include "launch/args.h"
 #include "launch/commands.h"
 #include "parallel/comm/communicator.h"
+#include "parallel/ddp/sharding.h"
 #if TOPOTRAIN_HAVE_MPI
 #include <mpi.h>
 
@@ -61,9 +65,12 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+bool is_block_op(const std::string& op) { return op == "reduce_scatter" || op == "all_gather"; }
+bool is_uneven_op(const std::string& op) { return op == "reduce_scatter_v" || op == "all_gather_v"; }
+
 double bus_factor(const std::string& op, int n) {
   if (op == "all_reduce") return 2.0 * (n - 1) / n;
-  if (op == "reduce_scatter" || op == "all_gather") return double(n - 1) / n;
+  if (is_block_op(op) || is_uneven_op(op)) return double(n - 1) / n;
   return 1.0;
 }
 
@@ -72,9 +79,17 @@ double bus_factor(const std::string& op, int n) {
 struct Case {
   std::string op;
   DType dtype;
-  int64_t count = 0;  // elements of the whole buffer S
+  int64_t count = 0;            // elements of the whole buffer S
+  std::vector<int64_t> counts;  // _v ops: the ZeRO shard sizes of count
   std::vector<uint8_t> a, b;
 };
+
+// all_gather_v: where this rank's block starts in the gathered buffer.
+size_t own_offset_bytes(const Communicator& c, const Case& k) {
+  int64_t elems = 0;
+  for (int r = 0; r < c.rank(); ++r) elems += k.counts[size_t(r)];
+  return size_t(elems) * dtype_size(k.dtype);
+}
 
 void run_ours(Communicator& c, Case& k) {
   const int64_t block = k.count / c.size();
@@ -84,6 +99,10 @@ void run_ours(Communicator& c, Case& k) {
     c.reduce_scatter(k.a.data(), k.b.data(), block, k.dtype, ReduceOp::kSum)->wait();
   else if (k.op == "all_gather")
     c.all_gather(k.a.data(), k.b.data(), block, k.dtype)->wait();
+  else if (k.op == "reduce_scatter_v")
+    c.reduce_scatter_v(k.a.data(), k.b.data(), k.counts, k.dtype, ReduceOp::kSum)->wait();
+  else if (k.op == "all_gather_v")  // in place, as the parameter gather
+    c.all_gather_v(k.b.data() + own_offset_bytes(c, k), k.b.data(), k.counts, k.dtype)->wait();
   else
     c.broadcast(k.a.data(), k.count, k.dtype, 0)->wait();
 }
@@ -108,6 +127,18 @@ bool run_blocking_mpi(Communicator& c, Case& k) {
     MPI_Reduce_scatter_block(k.a.data(), k.b.data(), int(block), arith, MPI_SUM, MPI_COMM_WORLD);
   } else if (k.op == "all_gather") {
     MPI_Allgather(k.a.data(), int(block), raw, k.b.data(), int(block), raw, MPI_COMM_WORLD);
+  } else if (is_uneven_op(k.op)) {
+    std::vector<int> counts, displs;
+    for (const int64_t n : k.counts) {
+      displs.push_back(counts.empty() ? 0 : displs.back() + counts.back());
+      counts.push_back(int(n));
+    }
+    if (k.op == "all_gather_v") {
+      MPI_Allgatherv(MPI_IN_PLACE, 0, raw, k.b.data(), counts.data(), displs.data(), raw, MPI_COMM_WORLD);
+    } else {
+      if (arith == MPI_DATATYPE_NULL) return false;
+      MPI_Reduce_scatter(k.a.data(), k.b.data(), counts.data(), arith, MPI_SUM, MPI_COMM_WORLD);
+    }
   } else {
     MPI_Bcast(k.a.data(), int(k.count), raw, 0, MPI_COMM_WORLD);
   }
@@ -122,7 +153,8 @@ int bench_comm(const Args& args) {
               "Collective bandwidth of this process' communicator (run under mpirun), nccl-tests conventions, next "
               "to plain blocking MPI calls on the same buffers.");
   p.option("--sizes", "A..B|A,B,..", "buffer sizes S in bytes (K/M/G binary); A..B doubles", "1K..64M")
-      .option("--ops", "LIST", "collectives", "all_reduce,reduce_scatter,all_gather,broadcast")
+      .option("--ops", "LIST", "collectives (also reduce_scatter_v, all_gather_v: ZeRO's uneven calls)",
+              "all_reduce,reduce_scatter,all_gather,broadcast")
       .option("--dtype", "T", "element type: f32, bf16, f16, i32, u32", "f32")
       .option("--iters", "N", "timed iterations per size (fewer for sizes above 64 MiB)", "20")
       .option("--warmup", "N", "untimed iterations per size", "3")
@@ -135,9 +167,9 @@ int bench_comm(const Args& args) {
   if (iters < 1 || warmup < 0)
     throw Error(ErrorKind::kUsage, "--iters must be >= 1 and --warmup >= 0", "topotrain bench comm");
   for (const auto& op : ops)
-    if (op != "all_reduce" && op != "reduce_scatter" && op != "all_gather" && op != "broadcast")
+    if (op != "all_reduce" && !is_block_op(op) && !is_uneven_op(op) && op != "broadcast")
       throw Error(ErrorKind::kUsage, "unknown collective '" + op + "'", "topotrain bench comm --ops",
-                  "use all_reduce, reduce_scatter, all_gather, broadcast");
+                  "use all_reduce, reduce_scatter, all_gather, reduce_scatter_v, all_gather_v, broadcast");
 
   parallel::CommOptions opts;
   opts.timeout_s = p.get_double("--timeout");
@@ -152,9 +184,9 @@ int bench_comm(const Args& args) {
     std::printf(
         "bench comm | %s | %d rank(s) on %d node(s) | %s | %d iters (%d warm-up) | times: slowest rank's mean\n",
         c.backend().c_str(), n, c.num_nodes(), dtype_name(dtype), iters, warmup);
-    std::printf("%-15s %10s %11s %11s %9s %9s | %16s %9s %7s\n", "op", "size", "count", "time(us)", "algbw", "busbw",
+    std::printf("%-16s %10s %11s %11s %9s %9s | %16s %9s %7s\n", "op", "size", "count", "time(us)", "algbw", "busbw",
                 "mpi blocking(us)", "busbw", "ratio");
-    std::printf("%-15s %10s %11s %11s %9s %9s | %16s %9s %7s\n", "", "", "", "", "(GB/s)", "(GB/s)", "", "(GB/s)", "");
+    std::printf("%-16s %10s %11s %11s %9s %9s | %16s %9s %7s\n", "", "", "", "", "(GB/s)", "(GB/s)", "", "(GB/s)", "");
   }
   for (const std::string& op : ops) {
     for (const int64_t bytes : sizes) {
@@ -162,11 +194,12 @@ int bench_comm(const Args& args) {
       k.op = op;
       k.dtype = dtype;
       k.count = bytes / int64_t(dtype_size(dtype));
-      if (op == "reduce_scatter" || op == "all_gather") k.count -= k.count % n;
-      if (k.count < (op == "reduce_scatter" || op == "all_gather" ? n : 1)) continue;
+      if (is_block_op(op)) k.count -= k.count % n;
+      if (k.count < (is_block_op(op) || is_uneven_op(op) ? n : 1)) continue;
+      if (is_uneven_op(op)) k.counts = parallel::shard_sizes(k.count, n);
       const size_t esize = dtype_size(dtype);
       k.a.assign(size_t(k.count) * esize, 0);
-      k.b.assign(op == "all_gather" || op == "reduce_scatter" ? size_t(k.count) * esize : 0, 0);
+      k.b.assign(is_block_op(op) || is_uneven_op(op) ? size_t(k.count) * esize : 0, 0);
       const int it = std::max(3, std::min<int>(iters, int((int64_t(64) << 20) * iters / std::max<int64_t>(bytes, 1))));
       float t[2] = {0, 0};
       for (int i = 0; i < warmup; ++i) run_ours(c, k);
@@ -194,7 +227,7 @@ int bench_comm(const Args& args) {
                       double(t[1]) / t[0]);
       else
         std::snprintf(mpi_cols, sizeof(mpi_cols), "%16s %9s %7s", "n/a", "", "");
-      std::printf("%-15s %10s %11lld %11.1f %9.2f %9.2f | %s\n", op.c_str(), parallel::format_size(S).c_str(),
+      std::printf("%-16s %10s %11lld %11.1f %9.2f %9.2f | %s\n", op.c_str(), parallel::format_size(S).c_str(),
                   (long long)k.count, t[0] * 1e6, algbw, busbw, mpi_cols);
       std::fflush(stdout);
     }

@@ -9,15 +9,17 @@ namespace tt::cost {
 
 LinkSchedule simulate_serial_link(const std::vector<LinkJob>& jobs, double compute_end_s, double link_free_at_s) {
   LinkSchedule s;
-  double free_at = link_free_at_s;
+  double free_at = link_free_at_s, covered_to = 0;  // covered_to: end of the in-flight union so far
   for (const LinkJob& j : jobs) {
-    TT_ASSERT(j.duration_s >= 0, "negative link job duration");
+    TT_ASSERT(j.duration_s >= 0 && j.latency_s >= 0, "negative link job duration or latency");
     const double start = std::max(j.ready_s, free_at);
     free_at = start + j.duration_s;
-    s.end_s.push_back(free_at);
-    s.busy_s += j.duration_s;
+    const double end = free_at + j.latency_s;
+    s.end_s.push_back(end);
+    s.busy_s += std::max(0.0, end - std::max(start, covered_to));  // starts never decrease
+    covered_to = std::max(covered_to, end);
+    s.finish_s = std::max(s.finish_s, end);
   }
-  s.finish_s = jobs.empty() ? 0.0 : free_at;
   s.exposed_s = std::max(0.0, s.finish_s - compute_end_s);
   return s;
 }

@@ -127,12 +127,13 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
     for (size_t i = 0; i < buckets.size(); ++i) {
       const double elems = double(buckets[i].size());
       const double wire = elems * cost::payload_bytes_per_elem(payload);
-      double link, codec = cost::codec_time_s(payload, buckets[i].size(), cluster);
+      cost::CollectiveCost link;
+      double codec = cost::codec_time_s(payload, buckets[i].size(), cluster);
       if (gather_sum) {  // every rank receives the other n-1 compressed buckets and decompress-adds them
-        link = cost::collective_cost(Collective::kAllGather, Algorithm::kRing, wire * cluster.ranks, cluster).total_s();
+        link = cost::collective_cost(Collective::kAllGather, Algorithm::kRing, wire * cluster.ranks, cluster);
         codec += (cluster.ranks - 1) * cost::decompress_add_time_s(payload, buckets[i].size(), cluster);
       } else {
-        link = cost::collective_cost(c.grad_collective(), shape, wire, cluster).total_s();
+        link = cost::collective_cost(c.grad_collective(), shape, wire, cluster);
         // GradReducer's reduce-scatter: the owner decompress-adds n copies of its 1/n chunk (the
         // hierarchical one does so on the node and again, for 1/g of it, across nodes).
         if (compressed_ar) {
@@ -140,7 +141,7 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
           codec += shape == Algorithm::kHierarchical ? owner * (1.0 + 1.0 / cluster.ranks_per_node) : owner;
         }
       }
-      jobs.push_back({ready[i], link + codec});
+      jobs.push_back({ready[i], link.transfer_s + codec, link.latency_s});
     }
     const Algorithm gather_algo = shape == Algorithm::kTree ? Algorithm::kRing : shape;
     const double param_gather =

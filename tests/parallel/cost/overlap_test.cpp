@@ -29,6 +29,19 @@ TEST(SerialLink, IdleGapsAndFullyHiddenComm) {
   EXPECT_EQ(simulate_serial_link({}, 5.0).exposed_s, 0.0);
 }
 
+TEST(SerialLink, LatencyOverlapsTheNextJobsTransfer) {
+  // Three jobs ready at 0, each 1 s on the link then 5 s of latency: transfers run back to back
+  // (release the link at 1, 2, 3) and each ends 5 s later, not 6 s after the previous one ends.
+  const LinkSchedule s = simulate_serial_link({{0, 1, 5}, {0, 1, 5}, {0, 1, 5}}, 4.0);
+  EXPECT_DOUBLE_EQ(s.end_s[0], 6);
+  EXPECT_DOUBLE_EQ(s.end_s[2], 8);
+  EXPECT_DOUBLE_EQ(s.finish_s, 8);
+  EXPECT_DOUBLE_EQ(s.exposed_s, 4);
+  EXPECT_DOUBLE_EQ(s.busy_s, 8);  // in flight from 0 to 8, not the 18 s of the jobs' sum
+  // In-flight time is a union: [0, 2] and [5, 6] -> 3 s.
+  EXPECT_DOUBLE_EQ(simulate_serial_link({{0, 1, 1}, {5, 1, 0}}, 9.0).busy_s, 3);
+}
+
 TEST(BucketReadyTimes, LatestTensorInTheBucket) {
   // Tensors [0,10) [10,20) [20,30) ready at 100%, 60%, 20% of a 2 s backward.
   const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, 10}, {10, 20}, {20, 30}};

@@ -176,13 +176,15 @@ class TwoHostNetwork {
     return {0, out};
   }
   // `args` under mpirun, one rank per host, over the link only (btl tcp,self: the shared-memory BTL
-  // would bypass it, as both "hosts" share one kernel). `env` is prepended as extra VAR=value words.
+  // would bypass it, as both "hosts" share one kernel). --bind-to none: each host's orted would bind
+  // its one rank to core 0, so both ranks would share one core. `env` is prepended as VAR=value words.
   std::string mpirun(const std::string& args, int timeout_s = 60, const std::string& env = "") const {
     return "TT_NETNS_HOSTS='" + ip('a') + "=" + ns('a') + " " + ip('b') + "=" + ns('b') + "'" +
            (env.empty() ? "" : " " + env) + " timeout " + std::to_string(timeout_s) + " ip netns exec " + ns('a') +
-           " " + TT_MPIRUN + " -np 2 --host " + ip('a') + ":1," + ip('b') + ":1" + " --mca plm_rsh_agent " +
-           netns_scripts_dir() + "/netns_rsh.sh" + " --mca btl tcp,self --mca btl_tcp_if_include " + cidr() +
-           " --mca oob_tcp_if_include " + cidr() + " " + args;
+           " " + TT_MPIRUN + " --bind-to none -np 2 --host " + ip('a') + ":1," + ip('b') + ":1" +
+           " --mca plm_rsh_agent " + netns_scripts_dir() + "/netns_rsh.sh" +
+           " --mca btl tcp,self --mca btl_tcp_if_include " + cidr() + " --mca oob_tcp_if_include " + cidr() + " " +
+           args;
   }
 
  private:
