@@ -34,6 +34,13 @@ std::vector<Blocker> cuda_blockers(const config::Config& cfg, const DeviceFacts&
                        f.comm_backend),
                    "run a build with NCCL (see `topotrain --version`) whose process group uses the nccl backend for "
                    "cuda runs, or train.device=cpu"});
+  if (f.cuda_devices > 0 && f.local_size > f.cuda_devices)
+    out.push_back({"train.device",
+                   str(f.local_size, " ranks on this node share ", f.cuda_devices,
+                       " visible GPU(s); NCCL needs one GPU per rank"),
+                   str("start at most ", f.cuda_devices,
+                       " rank(s) per node (mpirun -np / --npernode), or "
+                       "train.device=cpu")});
   if (f.world_size > 1 && par.zero_stage() > 0)
     out.push_back(
         {"parallel.zero_stage",
@@ -53,6 +60,7 @@ DeviceFacts device_facts(const parallel::Communicator& comm) {
   f.cuda_devices = cuda_device_count();
   f.world_size = comm.size();
   f.local_rank = comm.local_rank();
+  f.local_size = comm.local_size();
   f.comm_backend = comm.backend();
   return f;
 }
@@ -64,6 +72,7 @@ DeviceFacts device_facts_from_env() {
   f.cuda_devices = cuda_device_count();
   f.world_size = env.world_size;
   f.local_rank = env.local_rank;
+  f.local_size = env.local_size;
   f.comm_backend = "";
   return f;
 }

@@ -25,6 +25,7 @@ struct DeviceFacts {
   int cuda_devices = 0;
   int world_size = 1;
   int local_rank = 0;
+  int local_size = 1;                  // ranks on this node
   std::string comm_backend = "local";  // Communicator::backend()
 };
 

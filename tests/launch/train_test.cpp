@@ -292,6 +292,14 @@ TEST(TrainDevice, AutoFallsBackToTheCpuAndSaysWhy) {
   d = resolve_train_device(device_config({"parallel.grad_compression=int8"}), gpu_machine(1));
   EXPECT_FALSE(d.is_cuda());
   EXPECT_NE(d.note.find("not implemented on CUDA yet"), std::string::npos) << d.note;
+  // Two ranks on a one-GPU node (e.g. `mpirun -np 2` on a workstation): NCCL needs a GPU per rank.
+  DeviceFacts crowded = gpu_machine(1, 2, "nccl", 1);
+  crowded.local_size = 2;
+  d = resolve_train_device(device_config(), crowded);
+  EXPECT_FALSE(d.is_cuda());
+  EXPECT_NE(d.note.find("2 ranks on this node share 1 visible GPU"), std::string::npos) << d.note;
+  EXPECT_EQ(device_error(device_config({"train.device=cuda"}), crowded).where(), "train.device");
+  EXPECT_EQ(comm_backend_for(device_config(), crowded), "auto");  // so the CPU run gets MPI
   // bf16 asked for a run that lands on the CPU: the error says both.
   const Error e = device_error(device_config({"train.precision=bf16"}), gpu_machine(2, 2, "mpi"));
   EXPECT_EQ(e.where(), "train.precision");
