@@ -3,6 +3,12 @@
 # the local GPU's architecture only, runs the GPU-labelled tests (ctest -L gpu: CUDA kernels, the
 # whole GPT-2 on the GPU against the CPU model, the NCCL backend), runs `topotrain bench step` on
 # GPT-2 124M at T=1024 on the GPU, and prints one summary table (tokens/s, MFU, memory, phases).
+# Optional last stage, only when an llm.c checkout is present (third_party_cache/llm.c, git-ignored,
+# never committed; or LLMC_DIR): launch/compare_llmc.sh builds llm.c's train_gpt2cu in the background
+# while the tests run, then times it against topotrain at the same settings (GPT-2 124M, bf16,
+# B=LLMC_BATCH (64) x 1024, LLMC_STEPS (20) measured steps) and reports the tokens/s ratio. It runs
+# only if the time budget (GPU_CHECK_BUDGET_S, 480 s for the whole script) leaves room, and its
+# outcome is a summary row that does not change the exit status (it measures llm.c, not topotrain).
 #
 # Design: every stage is timed and bounded (`timeout`), and its outcome is recorded rather than
 # guessed: a build error stops the script at once (exit 1) with the compiler output; failed tests or
@@ -19,6 +25,8 @@ JOBS="${JOBS:-$(nproc)}"
 BUILD_TARGETS="${BUILD_TARGETS:-}"
 LOG_DIR="$BUILD_DIR/gpu_check_logs"
 SCRIPT_START=$(date +%s)
+GPU_CHECK_BUDGET_S="${GPU_CHECK_BUDGET_S:-480}"
+LLMC_DIR="${LLMC_DIR:-$SRC/third_party_cache/llm.c}"
 
 # Summary rows: stage|status|seconds|detail
 ROWS=()
@@ -106,6 +114,18 @@ TOPOTRAIN="$BUILD_DIR/topotrain"
 NCCL_LINE=$(grep 'NCCL:' "$LOG_DIR/version.log" | sed 's/^ *//' || true)
 add_row "version" "ok" "0" "$NCCL_LINE"
 
+# llm.c (optional, for stage 5): build it now, in the background and niced, while the GPU tests run
+# (reused without compiling when a prebuilt train_gpt2cu's stamp matches this toolkit and arch).
+LLMC_BUILD_PID=""
+if [[ -f "$LLMC_DIR/train_gpt2.cu" ]]; then
+  LLMC_T0=$(now)
+  LLMC_ARCH_ARGS=()
+  [[ "$ARCH" =~ ^[0-9]+$ ]] && LLMC_ARCH_ARGS=(--arch "$ARCH")
+  BUILD_NICE=10 "$SRC/launch/compare_llmc.sh" --llmc "$LLMC_DIR" "${LLMC_ARCH_ARGS[@]}" \
+    --work "$LOG_DIR/llmc_compare" --build-only --build-timeout 240 >"$LOG_DIR/llmc_build.log" 2>&1 &
+  LLMC_BUILD_PID=$!
+fi
+
 # ---- 3. GPU tests -------------------------------------------------------------------------------------
 t0=$(now)
 set +e
@@ -129,6 +149,19 @@ elif [[ $CTEST_RC -eq 0 ]]; then
 else
   add_row "ctest -L gpu" "FAIL" "$(($(now) - t0))" "$FAILED_TESTS of $TOTAL_TESTS failed (rc $CTEST_RC), see ctest_gpu.log"
   TESTS_OK=0
+fi
+
+# The llm.c build (if any) finishes before the benchmark so that it does not compete for the CPU.
+if [[ -n "$LLMC_BUILD_PID" ]]; then
+  LLMC_BUILD_RC=0
+  wait "$LLMC_BUILD_PID" || LLMC_BUILD_RC=$?
+  LLMC_BUILD_LINE=$(grep -E 'compare_llmc: (built|reusing)' "$LOG_DIR/llmc_build.log" | tail -n1 | sed 's/^compare_llmc: //' || true)
+  if [[ $LLMC_BUILD_RC -eq 0 ]]; then
+    add_row "llm.c build" "ok" "$(($(now) - LLMC_T0))" "${LLMC_BUILD_LINE:-see llmc_build.log} (background)"
+  else
+    tail -n 20 "$LOG_DIR/llmc_build.log" >&2
+    add_row "llm.c build" "FAIL" "$(($(now) - LLMC_T0))" "rc $LLMC_BUILD_RC, see llmc_build.log (background)"
+  fi
 fi
 
 # ---- 4. bench step on the GPU ----------------------------------------------------------------------------
@@ -167,6 +200,39 @@ elif [[ $BENCH_RC -eq 124 ]]; then
 else
   add_row "bench step (GPU)" "FAIL" "$(($(now) - t0))" "B=$BENCH_BATCH: rc $BENCH_RC; see bench_step.log"
   TESTS_OK=0
+fi
+
+# ---- 5. llm.c comparison (optional) ---------------------------------------------------------------------
+# Same model, precision, batch and shards for both tools (launch/compare_llmc.sh); each run is bounded
+# so that the whole script stays within GPU_CHECK_BUDGET_S, and skipped when too little is left.
+if [[ -n "$LLMC_BUILD_PID" ]]; then
+  t0=$(now)
+  LEFT=$((GPU_CHECK_BUDGET_S - (t0 - SCRIPT_START)))
+  LLMC_BATCH="${LLMC_BATCH:-64}"
+  LLMC_STEPS="${LLMC_STEPS:-20}"
+  if [[ $LLMC_BUILD_RC -ne 0 ]]; then
+    add_row "llm.c compare" "skipped" "0" "llm.c did not build (row above)"
+  elif ((LEFT < 75)); then
+    add_row "llm.c compare" "skipped" "0" "time budget: ${LEFT} s left of ${GPU_CHECK_BUDGET_S} s (GPU_CHECK_BUDGET_S)"
+  else
+    RUN_LIMIT=$(((LEFT - 15) / 2))
+    if ((RUN_LIMIT > 150)); then RUN_LIMIT=150; fi
+    set +e
+    "$SRC/launch/compare_llmc.sh" --llmc "$LLMC_DIR" "${LLMC_ARCH_ARGS[@]}" --bin "$TOPOTRAIN" \
+      --work "$LOG_DIR/llmc_compare" --batch "$LLMC_BATCH" --seq 1024 --steps "$LLMC_STEPS" --warmup 3 \
+      --build-timeout 60 --run-timeout "$RUN_LIMIT" >"$LOG_DIR/llmc_compare.log" 2>&1
+    CMP_RC=$?
+    set -e
+    sed -n '/topotrain vs llm.c/,$p' "$LOG_DIR/llmc_compare.log"
+    RESULT=$(grep -E '^RESULT ' "$LOG_DIR/llmc_compare.log" | tail -n1 || true)
+    field() { grep -Eo "$1=[^ ]+" <<<"$RESULT" | cut -d= -f2 || true; }
+    if [[ $CMP_RC -eq 0 && -n "$RESULT" ]]; then
+      add_row "llm.c compare" "ok" "$(($(now) - t0))" "B=$LLMC_BATCH T=1024: llm.c $(field llmc_tokens_per_s) tokens/s (cuDNN=$(field llmc_cudnn)), topotrain $(field topotrain_tokens_per_s): ratio $(field ratio)"
+    else
+      tail -n 15 "$LOG_DIR/llmc_compare.log" >&2
+      add_row "llm.c compare" "FAIL" "$(($(now) - t0))" "rc $CMP_RC${RESULT:+, $RESULT}; see llmc_compare.log"
+    fi
+  fi
 fi
 
 print_summary
