@@ -16,6 +16,7 @@ struct StepStats {
   // comm_s: time collectives were in flight; exposed_comm_s: time the step waited for them after
   // its compute was done (gradient reduction after backward, and the ZeRO parameter all-gather).
   double comm_s = 0.0, exposed_comm_s = 0.0;
+  double param_gather_s = 0.0;  // of those, the ZeRO parameter all-gather after the optimizer (0 at stage 0)
 };
 
 }  // namespace tt

@@ -229,6 +229,7 @@ StepStats Trainer::step(int step) {
   else if (is_rank0())
     log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
   const double gather_s = all_gather_params();
+  s.param_gather_s = gather_s;
   s.comm_s += gather_s;
   s.exposed_comm_s += gather_s;
   s.optimizer_s = seconds_since(t0) - gather_s;
@@ -334,6 +335,7 @@ TrainSummary Trainer::train(bool resume) {
           .add("data_s", s.data_s)
           .add("comm_s", s.comm_s)
           .add("exposed_comm_s", s.exposed_comm_s);
+      if (zero_stage() > 0) j.add("param_gather_s", s.param_gather_s);
       if (do_val) j.add("val_loss", val_loss);
       metrics->write(j);
     }

@@ -91,6 +91,9 @@ TEST_F(DataParallel, NRanksEqualOneRankWithNAccumulationStepsForEveryZeroStage) 
       ASSERT_EQ(r.exit_code, 0) << r.output;
       EXPECT_NE(r.output.find("data parallel: " + std::to_string(ranks) + " ranks"), std::string::npos) << r.output;
       expect_close(reference, read_metrics(dir_.file(run + "/metrics.jsonl")), 2e-5, run);
+      // The ZeRO parameter gather is reported on its own (stages 1 and 2 only).
+      const std::string metrics = test::read_file(dir_.file(run + "/metrics.jsonl"));
+      EXPECT_EQ(metrics.find("\"param_gather_s\":") != std::string::npos, stage > 0) << run;
     }
   }
 }
