@@ -69,6 +69,7 @@
 
 #include "parallel/comm/backend_overrides.h"
 #include "parallel/comm/communicator.h"
+#include "parallel/comm/layout_accessors.h"
 
 struct ncclComm;  // nccl.h: typedef struct ncclComm* ncclComm_t
 
@@ -98,13 +99,7 @@ class NcclCommunicator : public Communicator {
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  int local_rank() const override { return local_rank_; }
-  int local_size() const override { return local_size_; }
-  int node() const override { return node_; }
-  int num_nodes() const override { return num_nodes_; }
-  std::string backend() const override { return "nccl"; }
+  TT_COMMUNICATOR_LAYOUT_ACCESSORS("nccl")
 
   TT_COMMUNICATOR_BACKEND_OVERRIDES
 #ifdef TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE
