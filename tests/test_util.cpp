@@ -59,6 +59,26 @@ std::map<int, std::string> metric_by_step(const std::string& metrics_path, const
   return out;
 }
 
+double StepMetrics::loss_value() const { return std::stod(loss); }
+
+std::map<int, StepMetrics> read_step_metrics(const std::string& metrics_path) {
+  std::map<int, StepMetrics> out;
+  std::ifstream f(metrics_path);
+  std::string line;
+  const std::regex step_re("\"step\":(\\d+)"), loss_re("\"loss\":([^,}]+)"), comm_re("\"comm_s\":([^,}]+)"),
+      exposed_re("\"exposed_comm_s\":([^,}]+)");
+  while (std::getline(f, line)) {
+    std::smatch s, l, c, e;
+    if (!std::regex_search(line, s, step_re) || !std::regex_search(line, l, loss_re)) continue;
+    StepMetrics r;
+    r.loss = l[1];
+    if (std::regex_search(line, c, comm_re)) r.comm_s = std::stod(c[1]);
+    if (std::regex_search(line, e, exposed_re)) r.exposed_comm_s = std::stod(e[1]);
+    out[std::stoi(s[1])] = r;
+  }
+  return out;
+}
+
 void write_file(const std::string& path, const std::string& content) {
   std::ofstream f(path, std::ios::binary);
   f << content;

@@ -39,6 +39,16 @@ std::string shared_dir();
 // strings: floats are written so that they round-trip bit-exactly).
 std::map<int, std::string> metric_by_step(const std::string& metrics_path, const std::string& field = "loss");
 
+// One metrics.jsonl training record: the loss as written (compare as strings for bit-exactness) and
+// the communication timings (0 where the record has none).
+struct StepMetrics {
+  std::string loss;
+  double comm_s = 0, exposed_comm_s = 0;
+  double loss_value() const;
+};
+// step -> StepMetrics for every record of a metrics.jsonl that has both "step" and "loss".
+std::map<int, StepMetrics> read_step_metrics(const std::string& metrics_path);
+
 void write_file(const std::string& path, const std::string& content);
 std::string read_file(const std::string& path);
 

@@ -55,41 +55,27 @@ void check(AttentionShape s, AttentionBackend fwd, AttentionBackend bwd, Attenti
   const std::string what = str("attention bf16 ", attention_backend_name(fwd), "->", attention_backend_name(bwd),
                                " B=", s.B, " T=", s.T, " NH=", s.NH, " HS=", s.HS);
   SCOPED_TRACE(what);
-  const int C = s.NH * s.HS;
-  const size_t n_qkv = size_t(s.B) * s.T * 3 * C, n_out = size_t(s.B) * s.T * C;
-  const size_t n_lse = size_t(s.B) * s.NH * s.T;
-  const auto qkv = storage_round<bf16>(random_floats(n_qkv, 1, -1.5f, 1.5f));
-  std::vector<float> out(n_out), att(size_t(s.B) * s.NH * s.T * s.T);
-  attention_forward_cpu(out.data(), att.data(), qkv.data(), s.B, s.T, C, s.NH);
-
-  auto d_qkv = upload<bf16>(qkv);
-  DeviceBuffer<bf16> d_out(n_out);
-  DeviceBuffer<float> d_lse(n_lse);
-  d_out.poison(), d_lse.poison();
+  AttentionCase<bf16> c(s);
   {
     const ScopedAttentionBackend backend(fwd);
-    attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), s.B, s.T, C, s.NH);
+    attention_forward_cuda(c.d_out.get(), c.d_lse.get(), c.d_qkv.get(), s.B, s.T, c.C, s.NH);
     EXPECT_EQ(last_attention_impl(), want_fwd);
   }
-  expect_close(download(d_out), out, relative_to_max(kBF16Tolerance, out), what + " out");
+  expect_close(download(c.d_out), c.out, relative_to_max(kBF16Tolerance, c.out), what + " out");
   // Same quantity on both paths (natural-log logsumexp of the scaled scores): a log2 convention or a
   // missing scale would be off by whole units, far outside this tolerance.
-  expect_close(download(d_lse), reference_lse(qkv, s), {1e-3, 1e-3}, what + " lse");
+  expect_close(download(c.d_lse), reference_lse(c.qkv, s), {1e-3, 1e-3}, what + " lse");
 
-  const auto dout = storage_round<bf16>(random_floats(n_out, 2));
-  const auto dqkv0 = storage_round<bf16>(random_floats(n_qkv, 3));
-  auto dqkv = dqkv0;
-  attention_backward_cpu(dqkv.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, C, s.NH);
-  auto d_dout = upload<bf16>(dout);
   std::vector<uint8_t> first;
   for (int run = 0; run < 2; ++run) {
-    auto d_dqkv = upload<bf16>(dqkv0);
+    auto d_dqkv = upload<bf16>(c.dqkv0);
     {
       const ScopedAttentionBackend backend(bwd);
-      attention_backward_cuda(d_dqkv.get(), d_dout.get(), d_qkv.get(), d_out.get(), d_lse.get(), s.B, s.T, C, s.NH);
+      attention_backward_cuda(d_dqkv.get(), c.d_dout.get(), c.d_qkv.get(), c.d_out.get(), c.d_lse.get(), s.B, s.T, c.C,
+                              s.NH);
       EXPECT_EQ(last_attention_impl(), want_bwd);
     }
-    expect_close(download(d_dqkv), dqkv, relative_to_max({2e-2, 2e-2}, dqkv), what + " dqkv (+=)");
+    expect_close(download(d_dqkv), c.dqkv, relative_to_max({2e-2, 2e-2}, c.dqkv), what + " dqkv (+=)");
     if (run == 0)
       first = download_bytes(d_dqkv);
     else

@@ -25,36 +25,22 @@ const Shape kShapes[] = {{1, 1, 1, 32},  {2, 7, 2, 64},   {1, 33, 3, 64}, {2, 10
 template <typename T>
 void check(Shape s) {
   const std::string what = str("attention ", dtype_label<T>(), " B=", s.B, " T=", s.T, " NH=", s.NH, " HS=", s.HS);
-  const int C = s.NH * s.HS;
-  const size_t n_qkv = size_t(s.B) * s.T * 3 * C, n_out = size_t(s.B) * s.T * C;
-  const size_t n_lse = size_t(s.B) * s.NH * s.T;
-  const auto qkv = storage_round<T>(random_floats(n_qkv, 1, -1.5f, 1.5f));
-  std::vector<float> out(n_out), att(size_t(s.B) * s.NH * s.T * s.T);
-  attention_forward_cpu(out.data(), att.data(), qkv.data(), s.B, s.T, C, s.NH);
-
-  auto d_qkv = upload<T>(qkv);
-  DeviceBuffer<T> d_out(n_out);
-  DeviceBuffer<float> d_lse(n_lse);
-  d_out.poison(), d_lse.poison();
-  attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), s.B, s.T, C, s.NH);
+  AttentionCase<T> c(s);
+  attention_forward_cuda(c.d_out.get(), c.d_lse.get(), c.d_qkv.get(), s.B, s.T, c.C, s.NH);
   const Tolerance tol = default_tolerance<T>();
-  expect_close(download(d_out), out, relative_to_max(tol, out), what + " out");
-  expect_close(download(d_lse), reference_lse(qkv, s), {1e-5, 1e-5}, what + " lse");
+  expect_close(download(c.d_out), c.out, relative_to_max(tol, c.out), what + " out");
+  expect_close(download(c.d_lse), reference_lse(c.qkv, s), {1e-5, 1e-5}, what + " lse");
 
   // Backward from the GPU's own forward (out, lse), as in training.
-  const auto dout = storage_round<T>(random_floats(n_out, 2));
-  const auto dqkv0 = storage_round<T>(random_floats(n_qkv, 3));
-  auto dqkv = dqkv0;
-  attention_backward_cpu(dqkv.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, C, s.NH);
-  auto d_dout = upload<T>(dout);
   // fp32: the backward sums up to T products per element in another order than the CPU and uses
   // expf against std::exp; 1e-4 of the largest gradient is still far below any real error.
   const Tolerance btol = std::is_same_v<T, float> ? Tolerance{1e-4, 1e-4} : Tolerance{2e-2, 2e-2};
   std::vector<uint8_t> first;
   for (int run = 0; run < 2; ++run) {
-    auto d_dqkv = upload<T>(dqkv0);
-    attention_backward_cuda(d_dqkv.get(), d_dout.get(), d_qkv.get(), d_out.get(), d_lse.get(), s.B, s.T, C, s.NH);
-    expect_close(download(d_dqkv), dqkv, relative_to_max(btol, dqkv), what + " dqkv (+=)");
+    auto d_dqkv = upload<T>(c.dqkv0);
+    attention_backward_cuda(d_dqkv.get(), c.d_dout.get(), c.d_qkv.get(), c.d_out.get(), c.d_lse.get(), s.B, s.T, c.C,
+                            s.NH);
+    expect_close(download(d_dqkv), c.dqkv, relative_to_max(btol, c.dqkv), what + " dqkv (+=)");
     if (run == 0)
       first = download_bytes(d_dqkv);
     else

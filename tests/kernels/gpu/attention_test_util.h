@@ -1,6 +1,7 @@
 // Shared by the attention GPU suites (attention_gpu_test.cpp: the flash kernel;
 // attention_cudnn_gpu_test.cpp: cuDNN SDPA): test shapes, the logsumexp reference, and a scoped
-// override of the attention backend (kernels/attention/attention.h).
+// override of the attention backend (kernels/attention/attention.h), and one case's inputs, CPU
+// reference and device buffers.
 #pragma once
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <vector>
 
 #include "kernels/attention/attention.h"
+#include "tests/gpu_test_util.h"
+#include "tests/kernels/grad_check.h"
 
 namespace tt::test {
 
@@ -39,6 +42,41 @@ inline std::vector<float> reference_lse(const std::vector<float>& qkv, Attention
       }
   return lse;
 }
+
+// One forward/backward case: storage-rounded random qkv (seed 1), the CPU forward's out and att,
+// dout (seed 2), dqkv0 (seed 3) and dqkv = dqkv0 + the CPU backward; on the device qkv and dout
+// uploaded, out and lse poisoned.
+template <typename T>
+struct AttentionCase {
+  explicit AttentionCase(AttentionShape shape)
+      : s(shape),
+        C(s.NH * s.HS),
+        n_qkv(size_t(s.B) * s.T * 3 * C),
+        n_out(size_t(s.B) * s.T * C),
+        n_lse(size_t(s.B) * s.NH * s.T),
+        qkv(storage_round<T>(random_floats(n_qkv, 1, -1.5f, 1.5f))),
+        out(n_out),
+        att(size_t(s.B) * s.NH * s.T * s.T),
+        d_qkv(upload<T>(qkv)),
+        d_out(n_out),
+        d_lse(n_lse) {
+    kernels::attention_forward_cpu(out.data(), att.data(), qkv.data(), s.B, s.T, C, s.NH);
+    d_out.poison(), d_lse.poison();
+    dout = storage_round<T>(random_floats(n_out, 2));
+    dqkv0 = storage_round<T>(random_floats(n_qkv, 3));
+    dqkv = dqkv0;
+    kernels::attention_backward_cpu(dqkv.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, C, s.NH);
+    d_dout = upload<T>(dout);
+  }
+
+  AttentionShape s;
+  int C;
+  size_t n_qkv, n_out, n_lse;
+  std::vector<float> qkv, out, att, dout, dqkv0, dqkv;
+  DeviceBuffer<T> d_qkv, d_out;
+  DeviceBuffer<float> d_lse;
+  DeviceBuffer<T> d_dout;
+};
 
 // Sets the process-wide attention backend for one scope and restores the previous one.
 class ScopedAttentionBackend {

@@ -33,14 +33,29 @@ std::string label(const char* op, const char* dtype, Shape s, bool fused, bool b
              bias ? " bias" : " no-bias");
 }
 
+// Storage-rounded random inp[M,K], w[N,K] and bias[N] (seeds seed, seed + 1, seed + 2), also uploaded.
+template <typename T>
+struct MatmulInputs {
+  MatmulInputs(Shape s, uint64_t seed)
+      : mk(size_t(s.M) * s.K),
+        nk(size_t(s.N) * s.K),
+        mn(size_t(s.M) * s.N),
+        inp(storage_round<T>(random_floats(mk, seed))),
+        w(storage_round<T>(random_floats(nk, seed + 1))),
+        bias(storage_round<T>(random_floats(s.N, seed + 2))),
+        d_inp(upload<T>(inp)),
+        d_w(upload<T>(w)),
+        d_bias(upload<T>(bias)) {}
+  size_t mk, nk, mn;
+  std::vector<float> inp, w, bias;
+  DeviceBuffer<T> d_inp, d_w, d_bias;
+};
+
 template <typename T>
 void check_forward_backward(Shape s, bool fused, bool with_bias) {
   FusionGuard guard(fused);
   const auto what = [&](const char* op) { return label(op, dtype_label<T>(), s, fused, with_bias); };
-  const size_t mk = size_t(s.M) * s.K, nk = size_t(s.N) * s.K, mn = size_t(s.M) * s.N;
-  const auto inp = storage_round<T>(random_floats(mk, 1)), w = storage_round<T>(random_floats(nk, 2));
-  const auto bias = storage_round<T>(random_floats(s.N, 3));
-  auto d_inp = upload<T>(inp), d_w = upload<T>(w), d_bias = upload<T>(bias);
+  auto [mk, nk, mn, inp, w, bias, d_inp, d_w, d_bias] = MatmulInputs<T>(s, 1);
   const T* bias_ptr = with_bias ? d_bias.get() : nullptr;
 
   DeviceBuffer<T> d_out(mn);
@@ -89,10 +104,7 @@ template <typename T>
 void check_gelu_fusions(Shape s, bool fused, bool with_bias) {
   FusionGuard guard(fused);
   const auto what = [&](const char* op) { return label(op, dtype_label<T>(), s, fused, with_bias); };
-  const size_t mk = size_t(s.M) * s.K, nk = size_t(s.N) * s.K, mn = size_t(s.M) * s.N;
-  const auto inp = storage_round<T>(random_floats(mk, 11)), w = storage_round<T>(random_floats(nk, 12));
-  const auto bias = storage_round<T>(random_floats(s.N, 13));
-  auto d_inp = upload<T>(inp), d_w = upload<T>(w), d_bias = upload<T>(bias);
+  auto [mk, nk, mn, inp, w, bias, d_inp, d_w, d_bias] = MatmulInputs<T>(s, 11);
   const Tolerance tol = default_tolerance<T>();
 
   // Forward: pre = inp·wᵀ + bias, out = gelu(pre).

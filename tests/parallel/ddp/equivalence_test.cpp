@@ -5,67 +5,30 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <string>
 
 #include "core/checkpoint_io.h"
+#include "tests/parallel/ddp/tiny_train.h"
 #include "tests/test_util.h"
 
 namespace tt {
 namespace {
 
 namespace fs = std::filesystem;
-using test::TempDir;
 
-struct StepRecord {
-  std::string loss;  // as written, for bit-exact comparisons
-  double comm_s = 0, exposed_comm_s = 0;
-};
-
-std::map<int, StepRecord> read_metrics(const std::string& path) {
-  std::map<int, StepRecord> out;
-  std::ifstream f(path);
-  std::string line;
-  const std::regex step_re("\"step\":(\\d+)"), loss_re("\"loss\":([^,}]+)"), comm_re("\"comm_s\":([^,}]+)"),
-      exposed_re("\"exposed_comm_s\":([^,}]+)");
-  while (std::getline(f, line)) {
-    std::smatch s, l, c, e;
-    if (!std::regex_search(line, s, step_re) || !std::regex_search(line, l, loss_re)) continue;
-    StepRecord r;
-    r.loss = l[1];
-    if (std::regex_search(line, c, comm_re)) r.comm_s = std::stod(c[1]);
-    if (std::regex_search(line, e, exposed_re)) r.exposed_comm_s = std::stod(e[1]);
-    out[std::stoi(s[1])] = r;
-  }
-  return out;
-}
-
-class DataParallel : public ::testing::Test {
+class DataParallel : public test::TinyTrainTest {
  protected:
-  void SetUp() override {
-    auto r = test::run_topotrain(
-        "data synth --out " + dir_.file("data") +
-        " --vocab 16 --order 2 --concentration 30 --seed 3 --train-tokens 300000 --val-tokens 40000");
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-  }
-
   // Runs `topotrain train` on `ranks` processes (plain process for 1) into run_dir; returns output.
   test::CommandResult train(int ranks, const std::string& run_dir, const std::string& extra) {
-    const std::string args = "train --config " + test::source_dir() + "/examples/gpt2-tiny-synth.pbtxt" +
-                             " --set data.train=" + dir_.file("data/train.bin") +
-                             " --set data.val=" + dir_.file("data/val.bin") +
-                             " --set logging.run_dir=" + dir_.file(run_dir) +
-                             " --set model.vocab_size=16 --set train.batch_size=4 --set train.steps=12" +
-                             " --set optimizer.warmup_steps=3 --set train.log_every=4 --set train.val_every=6" +
-                             " --set checkpoint.every=0 --set parallel.timeout_s=60 " + extra;
+    const std::string args = test::tiny_train_args(dir_, run_dir, 6, extra);
     if (ranks == 1) return test::run_topotrain(args);
     return test::run_command("mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
                              std::string(TT_BINARY) + " " + args);
   }
 
-  void expect_close(const std::map<int, StepRecord>& a, const std::map<int, StepRecord>& b, double rel,
+  void expect_close(const std::map<int, test::StepMetrics>& a, const std::map<int, test::StepMetrics>& b, double rel,
                     const std::string& what) {
     ASSERT_EQ(a.size(), b.size()) << what;
     for (const auto& [step, rec] : a) {
@@ -73,8 +36,6 @@ class DataParallel : public ::testing::Test {
       EXPECT_LE(std::fabs(x - y), rel * std::fabs(x)) << what << " step " << step << ": " << x << " vs " << y;
     }
   }
-
-  TempDir dir_;
 };
 
 // N ranks x batch B see exactly the batches one rank sees with N accumulation micro-steps, so the
@@ -83,14 +44,14 @@ TEST_F(DataParallel, NRanksEqualOneRankWithNAccumulationStepsForEveryZeroStage) 
   for (int ranks : {2, 3}) {
     auto single = train(1, "single" + std::to_string(ranks), "--set train.grad_accum_steps=" + std::to_string(ranks));
     ASSERT_EQ(single.exit_code, 0) << single.output;
-    const auto reference = read_metrics(dir_.file("single" + std::to_string(ranks) + "/metrics.jsonl"));
+    const auto reference = test::read_step_metrics(dir_.file("single" + std::to_string(ranks) + "/metrics.jsonl"));
     ASSERT_EQ(reference.size(), 12u);
     for (int stage : {0, 1, 2}) {
       const std::string run = "dp" + std::to_string(ranks) + "_z" + std::to_string(stage);
       auto r = train(ranks, run, "--set parallel.zero_stage=" + std::to_string(stage));
       ASSERT_EQ(r.exit_code, 0) << r.output;
       EXPECT_NE(r.output.find("data parallel: " + std::to_string(ranks) + " ranks"), std::string::npos) << r.output;
-      expect_close(reference, read_metrics(dir_.file(run + "/metrics.jsonl")), 2e-5, run);
+      expect_close(reference, test::read_step_metrics(dir_.file(run + "/metrics.jsonl")), 2e-5, run);
       // The ZeRO parameter gather is reported on its own (stages 1 and 2 only).
       const std::string metrics = test::read_file(dir_.file(run + "/metrics.jsonl"));
       EXPECT_EQ(metrics.find("\"param_gather_s\":") != std::string::npos, stage > 0) << run;
@@ -104,7 +65,8 @@ TEST_F(DataParallel, AccumulationAcrossRanksMatchesForZero2) {
   ASSERT_EQ(single.exit_code, 0) << single.output;
   auto dp = train(2, "dp", "--set train.grad_accum_steps=2 --set parallel.zero_stage=2");
   ASSERT_EQ(dp.exit_code, 0) << dp.output;
-  expect_close(read_metrics(dir_.file("single/metrics.jsonl")), read_metrics(dir_.file("dp/metrics.jsonl")), 2e-5,
+  expect_close(test::read_step_metrics(dir_.file("single/metrics.jsonl")),
+               test::read_step_metrics(dir_.file("dp/metrics.jsonl")), 2e-5,
                "2 ranks x accum 2 (zero 2) vs 1 rank x accum 4");
 }
 
@@ -117,15 +79,7 @@ TEST_F(DataParallel, CommunicationOverlapsBackward) {
                  " --set parallel.inject_comm_delay_s=0.002 --set parallel.first_bucket_cap_mb=0.05"
                  " --set parallel.bucket_cap_mb=0.25 --set train.val_every=0 --set optimizer.warmup_steps=1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto metrics = read_metrics(dir_.file("overlap/metrics.jsonl"));
-  double comm = 0, exposed = 0;
-  for (const auto& [step, rec] : metrics)
-    if (step > 1) {  // the first step warms up
-      comm += rec.comm_s;
-      exposed += rec.exposed_comm_s;
-    }
-  EXPECT_GT(comm, 7 * 32 * 0.002) << "the injected delay must show up as communication time";
-  EXPECT_LT(exposed, 0.6 * comm) << "comm " << comm << " s, exposed " << exposed << " s\n" << r.output;
+  test::expect_comm_overlaps_backward(test::read_step_metrics(dir_.file("overlap/metrics.jsonl")), r.output);
 }
 
 // Same rank count: resuming from the mid-run checkpoint reproduces the uninterrupted losses exactly.
@@ -135,7 +89,7 @@ TEST_F(DataParallel, ResumeSameRanksBitExactAndOtherRanksContinues) {
   const std::string common = "--set checkpoint.every=6 --set parallel.zero_stage=1 --set train.grad_accum_steps=2";
   auto full = train(2, "full", common);
   ASSERT_EQ(full.exit_code, 0) << full.output;
-  const auto uninterrupted = read_metrics(dir_.file("full/metrics.jsonl"));
+  const auto uninterrupted = test::read_step_metrics(dir_.file("full/metrics.jsonl"));
 
   for (const std::string& run : {std::string("same"), std::string("other")}) {
     fs::create_directories(dir_.file(run + "/checkpoints"));
@@ -144,14 +98,14 @@ TEST_F(DataParallel, ResumeSameRanksBitExactAndOtherRanksContinues) {
   }
   auto same = train(2, "same", common + " --resume");
   ASSERT_EQ(same.exit_code, 0) << same.output;
-  const auto same_metrics = read_metrics(dir_.file("same/metrics.jsonl"));
+  const auto same_metrics = test::read_step_metrics(dir_.file("same/metrics.jsonl"));
   ASSERT_EQ(same_metrics.size(), 6u);
   for (const auto& [step, rec] : same_metrics) EXPECT_EQ(rec.loss, uninterrupted.at(step).loss) << "step " << step;
 
   auto other = train(4, "other", "--set checkpoint.every=6 --set parallel.zero_stage=2 --resume");
   ASSERT_EQ(other.exit_code, 0) << other.output;
   EXPECT_NE(other.output.find("written by 2 rank(s)"), std::string::npos) << other.output;
-  const auto other_metrics = read_metrics(dir_.file("other/metrics.jsonl"));
+  const auto other_metrics = test::read_step_metrics(dir_.file("other/metrics.jsonl"));
   ASSERT_EQ(other_metrics.size(), 6u);
   for (const auto& [step, rec] : other_metrics) {
     const double x = std::stod(uninterrupted.at(step).loss), y = std::stod(rec.loss);
@@ -188,8 +142,8 @@ TEST_F(DataParallel, Int8WithErrorFeedbackTracksUncompressedAndResumesExactly) {
   auto resumed =
       train(2, "int8_resumed", common + " --set parallel.grad_compression=int8 --set checkpoint.every=150 --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  const auto full = read_metrics(dir_.file("int8/metrics.jsonl"));
-  const auto after = read_metrics(dir_.file("int8_resumed/metrics.jsonl"));
+  const auto full = test::read_step_metrics(dir_.file("int8/metrics.jsonl"));
+  const auto after = test::read_step_metrics(dir_.file("int8_resumed/metrics.jsonl"));
   ASSERT_EQ(after.size(), 150u);
   for (const auto& [step, rec] : after) ASSERT_EQ(rec.loss, full.at(step).loss) << "step " << step;
 }
