@@ -61,16 +61,12 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
     // it: the MPI backend's all-reduce is a ring) that agrees with the fields the user forced.
     const std::string& forced_payload = par.grad_compression();
     const std::string& forced_shape = par.collective();
-    auto payload_of = [](cost::Payload p) {
-      return p == cost::Payload::kFp32 ? "none" : p == cost::Payload::kBf16 ? "bf16" : "int8";
-    };
-    auto shape_of = [](cost::Algorithm a) { return a == cost::Algorithm::kHierarchical ? "hierarchical" : "flat"; };
     const strategy::Candidate* pick = nullptr;
     for (const auto& c : plan.candidates) {
       const bool runs = c.runnable() && (c.shape != cost::Algorithm::kTree || comm.backend() == "nccl");
       const bool agrees = (!par.has_zero_stage() || c.zero_stage == par.zero_stage()) &&
-                          (forced_payload.empty() || forced_payload == payload_of(c.payload)) &&
-                          (forced_shape.empty() || forced_shape == shape_of(c.shape));
+                          (forced_payload.empty() || forced_payload == c.grad_compression_setting()) &&
+                          (forced_shape.empty() || forced_shape == c.collective_setting());
       if (c.eligible && runs && agrees && (!pick || c.step_s < pick->step_s)) pick = &c;
     }
     if (!pick)
@@ -78,9 +74,9 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
                   "set parallel.zero_stage / bucket_cap_mb / grad_compression / collective yourself, or see "
                   "`topotrain plan`");
     if (!par.has_zero_stage()) par.set_zero_stage(pick->zero_stage);
-    if (!par.has_bucket_cap_mb()) par.set_bucket_cap_mb(float(pick->bucket_mb * 1e6 / double(1 << 20)));
-    if (par.grad_compression().empty()) par.set_grad_compression(payload_of(pick->payload));
-    if (par.collective().empty()) par.set_collective(shape_of(pick->shape));
+    if (!par.has_bucket_cap_mb()) par.set_bucket_cap_mb(float(pick->bucket_cap_mib()));
+    if (par.grad_compression().empty()) par.set_grad_compression(pick->grad_compression_setting());
+    if (par.collective().empty()) par.set_collective(pick->collective_setting());
     if (comm.rank() == 0) {
       log_info("strategy auto: ", pick->label(), " (predicted ", strategy::format_seconds(pick->step_s), "/step, ",
                strategy::format_seconds(pick->exposed_s), " exposed comm)");

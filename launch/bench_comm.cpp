@@ -67,10 +67,12 @@ std::vector<std::string> split_list(const std::string& s) {
 
 bool is_block_op(const std::string& op) { return op == "reduce_scatter" || op == "all_gather"; }
 bool is_uneven_op(const std::string& op) { return op == "reduce_scatter_v" || op == "all_gather_v"; }
+// One block (or ZeRO shard) per rank: a receive buffer, and at least one element per rank.
+bool is_split_op(const std::string& op) { return is_block_op(op) || is_uneven_op(op); }
 
 double bus_factor(const std::string& op, int n) {
   if (op == "all_reduce") return 2.0 * (n - 1) / n;
-  if (is_block_op(op) || is_uneven_op(op)) return double(n - 1) / n;
+  if (is_split_op(op)) return double(n - 1) / n;
   return 1.0;
 }
 
@@ -79,17 +81,12 @@ double bus_factor(const std::string& op, int n) {
 struct Case {
   std::string op;
   DType dtype;
-  int64_t count = 0;            // elements of the whole buffer S
-  std::vector<int64_t> counts;  // _v ops: the ZeRO shard sizes of count
+  int64_t count = 0;                        // elements of the whole buffer S
+  std::vector<int64_t> counts;              // _v ops: the ZeRO shard sizes of count
+  size_t own_offset = 0;                    // _v ops: where this rank's shard starts, in bytes
+  std::vector<int> mpi_counts, mpi_displs;  // _v ops: counts and their offsets, for the MPI calls
   std::vector<uint8_t> a, b;
 };
-
-// all_gather_v: where this rank's block starts in the gathered buffer.
-size_t own_offset_bytes(const Communicator& c, const Case& k) {
-  int64_t elems = 0;
-  for (int r = 0; r < c.rank(); ++r) elems += k.counts[size_t(r)];
-  return size_t(elems) * dtype_size(k.dtype);
-}
 
 void run_ours(Communicator& c, Case& k) {
   const int64_t block = k.count / c.size();
@@ -102,7 +99,7 @@ void run_ours(Communicator& c, Case& k) {
   else if (k.op == "reduce_scatter_v")
     c.reduce_scatter_v(k.a.data(), k.b.data(), k.counts, k.dtype, ReduceOp::kSum)->wait();
   else if (k.op == "all_gather_v")  // in place, as the parameter gather
-    c.all_gather_v(k.b.data() + own_offset_bytes(c, k), k.b.data(), k.counts, k.dtype)->wait();
+    c.all_gather_v(k.b.data() + k.own_offset, k.b.data(), k.counts, k.dtype)->wait();
   else
     c.broadcast(k.a.data(), k.count, k.dtype, 0)->wait();
 }
@@ -127,18 +124,11 @@ bool run_blocking_mpi(Communicator& c, Case& k) {
     MPI_Reduce_scatter_block(k.a.data(), k.b.data(), int(block), arith, MPI_SUM, MPI_COMM_WORLD);
   } else if (k.op == "all_gather") {
     MPI_Allgather(k.a.data(), int(block), raw, k.b.data(), int(block), raw, MPI_COMM_WORLD);
-  } else if (is_uneven_op(k.op)) {
-    std::vector<int> counts, displs;
-    for (const int64_t n : k.counts) {
-      displs.push_back(counts.empty() ? 0 : displs.back() + counts.back());
-      counts.push_back(int(n));
-    }
-    if (k.op == "all_gather_v") {
-      MPI_Allgatherv(MPI_IN_PLACE, 0, raw, k.b.data(), counts.data(), displs.data(), raw, MPI_COMM_WORLD);
-    } else {
-      if (arith == MPI_DATATYPE_NULL) return false;
-      MPI_Reduce_scatter(k.a.data(), k.b.data(), counts.data(), arith, MPI_SUM, MPI_COMM_WORLD);
-    }
+  } else if (k.op == "all_gather_v") {
+    MPI_Allgatherv(MPI_IN_PLACE, 0, raw, k.b.data(), k.mpi_counts.data(), k.mpi_displs.data(), raw, MPI_COMM_WORLD);
+  } else if (k.op == "reduce_scatter_v") {
+    if (arith == MPI_DATATYPE_NULL) return false;
+    MPI_Reduce_scatter(k.a.data(), k.b.data(), k.mpi_counts.data(), arith, MPI_SUM, MPI_COMM_WORLD);
   } else {
     MPI_Bcast(k.a.data(), int(k.count), raw, 0, MPI_COMM_WORLD);
   }
@@ -195,11 +185,18 @@ int bench_comm(const Args& args) {
       k.dtype = dtype;
       k.count = bytes / int64_t(dtype_size(dtype));
       if (is_block_op(op)) k.count -= k.count % n;
-      if (k.count < (is_block_op(op) || is_uneven_op(op) ? n : 1)) continue;
-      if (is_uneven_op(op)) k.counts = parallel::shard_sizes(k.count, n);
+      if (k.count < (is_split_op(op) ? n : 1)) continue;
       const size_t esize = dtype_size(dtype);
+      if (is_uneven_op(op)) {  // once per size, outside the timed loops
+        k.counts = parallel::shard_sizes(k.count, n);
+        k.own_offset = size_t(parallel::shard_of(k.count, n, c.rank()).begin) * esize;
+        for (const int64_t e : k.counts) {
+          k.mpi_displs.push_back(k.mpi_counts.empty() ? 0 : k.mpi_displs.back() + k.mpi_counts.back());
+          k.mpi_counts.push_back(int(e));
+        }
+      }
       k.a.assign(size_t(k.count) * esize, 0);
-      k.b.assign(is_block_op(op) || is_uneven_op(op) ? size_t(k.count) * esize : 0, 0);
+      k.b.assign(is_split_op(op) ? size_t(k.count) * esize : 0, 0);
       const int it = std::max(3, std::min<int>(iters, int((int64_t(64) << 20) * iters / std::max<int64_t>(bytes, 1))));
       float t[2] = {0, 0};
       for (int i = 0; i < warmup; ++i) run_ours(c, k);

@@ -9,20 +9,7 @@ namespace tt::parallel {
 
 namespace {
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-class DoneWork : public Work {
- public:
-  bool is_completed() override { return true; }
-  WorkStatus status() override { return WorkStatus::kCompleted; }
-  void wait(double) override {}
-  double elapsed_s() override { return 0; }
-};
 }  // namespace
-
-std::shared_ptr<Work> completed_work() {
-  static const auto kDone = std::make_shared<DoneWork>();
-  return kDone;
-}
 
 StagePipeline::StagePipeline(int stages, Issue issue) : stages_(stages), issue_(std::move(issue)) {
   TT_ASSERT(stages >= 1, "a pipeline needs at least one stage");

@@ -53,7 +53,4 @@ class StagePipeline {
   std::vector<size_t> next_;                              // per stage: the next bucket to issue
 };
 
-// A Work that is already complete (a stage with nothing to send on this rank's communicator).
-std::shared_ptr<Work> completed_work();
-
 }  // namespace tt::parallel

@@ -55,16 +55,24 @@ std::string Candidate::shape_name() const {
 
 std::string Candidate::collective_name() const { return zero_stage == 0 ? "all_reduce" : "rs+ag"; }
 
+// Planner buckets are in MB (1e6 bytes); parallel.bucket_cap_mb is in MiB (GradReducer: x 2^20).
+double Candidate::bucket_cap_mib() const { return bucket_mb * 1e6 / double(1 << 20); }
+
+const char* Candidate::grad_compression_setting() const {
+  return payload == Payload::kFp32 ? "none" : payload == Payload::kBf16 ? "bf16" : "int8";
+}
+
+const char* Candidate::collective_setting() const {
+  return shape == Algorithm::kHierarchical ? "hierarchical" : "flat";
+}
+
 std::vector<std::string> Candidate::config_settings() const {
   if (!runnable()) return {};
   char mib[32];
-  // Planner buckets are in MB (1e6 bytes); parallel.bucket_cap_mb is in MiB (GradReducer: x 2^20).
-  std::snprintf(mib, sizeof mib, "%.6g", bucket_mb * 1e6 / double(1 << 20));
+  std::snprintf(mib, sizeof mib, "%.6g", bucket_cap_mib());
   return {str("parallel.zero_stage=", zero_stage), str("parallel.bucket_cap_mb=", mib),
-          str("parallel.grad_compression=", payload == Payload::kFp32   ? "none"
-                                            : payload == Payload::kBf16 ? "bf16"
-                                                                        : "int8"),
-          str("parallel.collective=", shape == Algorithm::kHierarchical ? "hierarchical" : "flat")};
+          str("parallel.grad_compression=", grad_compression_setting()),
+          str("parallel.collective=", collective_setting())};
 }
 
 std::string Candidate::label() const {

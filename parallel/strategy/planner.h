@@ -105,8 +105,11 @@ struct Candidate {
   // ranks, where NCCL_ALGO=Tree selects it), hierarchical as GradReducer's.
   bool runnable() const { return zero_stage <= 2; }
   // The config fields that select this candidate, "parallel.zero_stage=0", ... (for --set);
-  // empty when not runnable.
+  // empty when not runnable. Their values one by one:
   std::vector<std::string> config_settings() const;
+  double bucket_cap_mib() const;                 // parallel.bucket_cap_mb (MiB; bucket_mb is in MB)
+  const char* grad_compression_setting() const;  // parallel.grad_compression: "none", "bf16", "int8"
+  const char* collective_setting() const;        // parallel.collective: "flat", "hierarchical"
 };
 
 struct StrategyPlan {

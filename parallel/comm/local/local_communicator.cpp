@@ -12,14 +12,6 @@
 namespace tt::parallel {
 
 namespace {
-class CompletedWork : public Work {
- public:
-  bool is_completed() override { return true; }
-  WorkStatus status() override { return WorkStatus::kCompleted; }
-  void wait(double) override {}
-  double elapsed_s() override { return 0; }
-};
-
 void copy_elems(const void* src, void* dst, int64_t count, DType dtype) {
   if (count > 0 && src != dst) std::memmove(dst, src, size_t(count) * dtype_size(dtype));
 }
@@ -36,8 +28,7 @@ std::unique_ptr<Communicator> LocalCommunicator::split(int color, int) {
 
 std::shared_ptr<Work> LocalCommunicator::done() {
   ++seq_;
-  static const auto kDone = std::make_shared<CompletedWork>();
-  return kDone;
+  return completed_work();
 }
 
 std::shared_ptr<Work> LocalCommunicator::all_reduce(void*, int64_t count, DType dtype, ReduceOp op) {
