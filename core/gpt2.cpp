@@ -148,12 +148,11 @@ GPT2::LayerParams GPT2::layer_params(float* base, int l) const {
   return {ptr[0], ptr[1], ptr[2], ptr[3], ptr[4], ptr[5], ptr[6], ptr[7], ptr[8], ptr[9], ptr[10], ptr[11]};
 }
 
-void GPT2::init_weights(uint64_t seed, float std) {
+void gpt2_init_weights(const GPT2Config& cfg, float* params, uint64_t seed, float std) {
   Rng rng(seed);
-  float* w = params_.data<float>();
-  const float residual_std = std / std::sqrt(2.0f * float(cfg_.n_layer));
-  for (const auto& p : layout_) {
-    float* dst = w + p.offset;
+  const float residual_std = std / std::sqrt(2.0f * float(cfg.n_layer));
+  for (const auto& p : gpt2_param_layout(cfg)) {
+    float* dst = params + p.offset;
     const int64_t n = shape_numel(p.shape);
     const bool is_ln_weight = p.name.find("ln_") != std::string::npos && p.name.find(".weight") != std::string::npos;
     if (is_ln_weight) {
@@ -162,7 +161,7 @@ void GPT2::init_weights(uint64_t seed, float std) {
       const bool residual_proj = p.name.find("c_proj.weight") != std::string::npos;
       const float s = residual_proj ? residual_std : std;
       int64_t real = n;
-      if (p.name == "wte.weight") real = int64_t(cfg_.vocab_size) * cfg_.n_embd;  // padding rows stay 0
+      if (p.name == "wte.weight") real = int64_t(cfg.vocab_size) * cfg.n_embd;  // padding rows stay 0
       for (int64_t i = 0; i < real; ++i) dst[i] = float(rng.normal()) * s;
       for (int64_t i = real; i < n; ++i) dst[i] = 0.0f;
     } else {
@@ -171,6 +170,16 @@ void GPT2::init_weights(uint64_t seed, float std) {
   }
 }
 
+void gpt2_check_token_ids(const int32_t* ids, int64_t n, int vocab_size, const char* what) {
+  for (int64_t i = 0; i < n; ++i)
+    if (ids[i] < 0 || ids[i] >= vocab_size)
+      throw Error(ErrorKind::kData,
+                  str(what, " id ", ids[i], " at position ", i, " is outside the vocabulary [0, ", vocab_size, ")"),
+                  "model input", "the data was tokenized with a different vocabulary than model.vocab_size");
+}
+
+void GPT2::init_weights(uint64_t seed, float std) { gpt2_init_weights(cfg_, params_.data<float>(), seed, std); }
+
 void GPT2::zero_grad() { grads_.fill_zero(); }
 
 float GPT2::forward(const int32_t* inputs, const int32_t* targets, int B, int T) {
@@ -178,16 +187,8 @@ float GPT2::forward(const int32_t* inputs, const int32_t* targets, int B, int T)
             max_batch_, "x", max_seq_);
   const int C = cfg_.n_embd, NH = cfg_.n_head, V = cfg_.vocab_size, Vp = cfg_.padded_vocab_size;
   const int64_t BT = int64_t(B) * T;
-  for (int64_t i = 0; i < BT; ++i) {
-    if (inputs[i] < 0 || inputs[i] >= V)
-      throw Error(ErrorKind::kData,
-                  str("token id ", inputs[i], " at position ", i, " is outside the vocabulary [0, ", V, ")"),
-                  "model input", "the data was tokenized with a different vocabulary than model.vocab_size");
-    if (targets && (targets[i] < 0 || targets[i] >= V))
-      throw Error(ErrorKind::kData,
-                  str("target id ", targets[i], " at position ", i, " is outside the vocabulary [0, ", V, ")"),
-                  "model input", "the data was tokenized with a different vocabulary than model.vocab_size");
-  }
+  gpt2_check_token_ids(inputs, BT, V, "token");
+  if (targets) gpt2_check_token_ids(targets, BT, V, "target");
   last_inputs_.assign(inputs, inputs + BT);
   have_targets_ = targets != nullptr;
   if (targets) last_targets_.assign(targets, targets + BT);

@@ -43,14 +43,21 @@ std::vector<ParamInfo> gpt2_param_layout(const GPT2Config& cfg);
 int64_t gpt2_num_params(const GPT2Config& cfg);  // elements, including vocabulary padding
 // Training FLOPs per token: 6N (non-padded weights) + 12·L·C·T (attention), as in the PaLM/llm.c MFU.
 double gpt2_flops_per_token(const GPT2Config& cfg, int seq_len);
+// N(0, std) weights, residual projections scaled by 1/sqrt(2·n_layer), LayerNorm weight 1, biases
+// and vocabulary padding rows zero, into params[gpt2_num_params(cfg)] (fp32, gpt2_param_layout order).
+// GPT2::init_weights calls it; code that needs only the initial parameters (the CUDA trainer) can call
+// it without building a CPU model.
+void gpt2_init_weights(const GPT2Config& cfg, float* params, uint64_t seed, float std);
+// Throws ErrorKind::kData naming the first of ids[0, n) outside [0, vocab_size); `what` is "token"
+// or "target". The CPU and CUDA models' input check.
+void gpt2_check_token_ids(const int32_t* ids, int64_t n, int vocab_size, const char* what);
 
 class GPT2 {
  public:
   // Allocates parameters, gradients and activations for micro-batches up to max_batch × max_seq.
   GPT2(const GPT2Config& cfg, int max_batch, int max_seq);
 
-  // N(0, std) weights, residual projections scaled by 1/sqrt(2·n_layer), LayerNorm weight 1, biases
-  // and vocabulary padding rows zero.
+  // gpt2_init_weights into params().
   void init_weights(uint64_t seed, float std);
 
   // Runs the model on inputs[B,T]. With targets, computes the per-token losses and returns their

@@ -41,14 +41,6 @@ __global__ void __launch_bounds__(kLossThreads) add_mean_kernel(float* sum, cons
   if (threadIdx.x == 0) *sum += s / static_cast<float>(n);
 }
 
-void check_tokens(const int32_t* ids, int64_t n, int V, const char* what) {
-  for (int64_t i = 0; i < n; ++i)
-    if (ids[i] < 0 || ids[i] >= V)
-      throw Error(ErrorKind::kData,
-                  str(what, " id ", ids[i], " at position ", i, " is outside the vocabulary [0, ", V, ")"),
-                  "model input", "the data was tokenized with a different vocabulary than model.vocab_size");
-}
-
 }  // namespace
 
 // Device memory of the model: parameters, gradients, activations (per-layer arrays strided by the
@@ -231,8 +223,8 @@ void GPT2Cuda::forward(const int32_t* inputs, const int32_t* targets, int B, int
   TT_ASSERT(B >= 1 && B <= max_batch_ && T >= 1 && T <= max_seq_, "forward B=", B, " T=", T, " exceeds the allocated ",
             max_batch_, "x", max_seq_);
   const int64_t BT = int64_t(B) * T;
-  check_tokens(inputs, BT, cfg_.vocab_size, "token");
-  if (targets) check_tokens(targets, BT, cfg_.vocab_size, "target");
+  gpt2_check_token_ids(inputs, BT, cfg_.vocab_size, "token");
+  if (targets) gpt2_check_token_ids(targets, BT, cfg_.vocab_size, "target");
   // Through pinned staging: the caller may reuse its arrays at once, the copies stay ordered after
   // the earlier kernels reading the device buffers, and the host does not wait for those kernels
   // (only for the previous copy out of the staging buffers, long done in a training loop).

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "core/allocator.h"
 #include "core/checkpoint_io.h"
@@ -79,12 +80,12 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   model_config_ = GPT2Config::make(m.n_layer(), m.n_head(), m.n_embd(), m.vocab_size(), m.max_seq_len());
   const GPT2Config& mc = model_config_;
   if (device_.is_cuda()) {
-    // The CPU model's init (batch 1 x 1 token: parameters only, in effect) gives the same weights
-    // as a CPU run; the broadcast makes them identical on every rank.
-    GPT2 init(mc, 1, 1);
-    init.init_weights(t.seed(), m.init_std());
-    comm_.broadcast(init.params().raw(), init.params().numel(), DType::kF32, 0)->wait();
-    cuda_ = create_cuda_training(cfg, mc, device_, comm_, init.params().data<float>());
+    // The CPU model's init gives the same weights as a CPU run; the broadcast makes them identical
+    // on every rank.
+    std::vector<float> init(size_t(gpt2_num_params(mc)));
+    gpt2_init_weights(mc, init.data(), t.seed(), m.init_std());
+    comm_.broadcast(init.data(), int64_t(init.size()), DType::kF32, 0)->wait();
+    cuda_ = create_cuda_training(cfg, mc, device_, comm_, init.data());
   } else {
     init_cpu_model();
   }
