@@ -160,6 +160,7 @@ GPT2Cuda::~GPT2Cuda() = default;
 int64_t GPT2Cuda::num_params() const { return buf_->params.numel(); }
 void* GPT2Cuda::params() const { return buf_->params.raw(); }
 void* GPT2Cuda::grads() const { return buf_->grads.raw(); }
+const Tensor& GPT2Cuda::grads_tensor() const { return buf_->grads; }
 CUstream_st* GPT2Cuda::stream() const { return buf_->stream; }
 
 namespace {

@@ -25,6 +25,7 @@
 
 #include "core/dtype.h"
 #include "core/gpt2.h"
+#include "core/tensor.h"
 
 struct CUstream_st;  // cudaStream_t == CUstream_st*
 
@@ -73,8 +74,9 @@ class GPT2Cuda {
   Precision precision() const { return precision_; }
   DType dtype() const { return precision_ == Precision::kBF16 ? DType::kBF16 : DType::kF32; }
   int64_t num_params() const;
-  void* params() const;  // device memory, dtype(), num_params() elements
-  void* grads() const;   // device memory, dtype(), num_params() elements
+  void* params() const;                // device memory, dtype(), num_params() elements
+  void* grads() const;                 // device memory, dtype(), num_params() elements
+  const Tensor& grads_tensor() const;  // the same buffer as a Tensor (for the gradient reducer)
   CUstream_st* stream() const;
   int device() const { return device_; }
   int max_batch() const { return max_batch_; }

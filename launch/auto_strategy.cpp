@@ -47,11 +47,15 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
     const GPT2Config mc = GPT2Config::make(m.n_layer(), m.n_head(), m.n_embd(), m.vocab_size(), m.max_seq_len());
     strategy::ModelSpec spec = strategy::gpt2_model_spec(
         mc, t.seq_len(), int64_t(t.batch_size()) * t.seq_len() * t.grad_accum_steps(), t.grad_accum_steps());
-    // Same number on every rank: the slowest rank's GEMM speed bounds the step.
-    float gemm_flops = float(measure_gemm_flops());
-    comm.all_reduce(&gemm_flops, 1, DType::kF32, parallel::ReduceOp::kAvg)->wait();
-    spec.peak_tflops = double(gemm_flops) / 1e12;
-    spec.mfu = 0.8;  // the CPU trainer runs at ~80% of its sgemm speed (bench step)
+    // GPU ranks (the NCCL backend serves only CUDA runs): compute from the probed GPU's peak in the
+    // device table at the default GPU MFU (ModelSpec's zeros). CPU ranks: the measured sgemm speed,
+    // the same number on every rank (the slowest rank's GEMM speed bounds the step).
+    if (comm.backend() != "nccl") {
+      float gemm_flops = float(measure_gemm_flops());
+      comm.all_reduce(&gemm_flops, 1, DType::kF32, parallel::ReduceOp::kAvg)->wait();
+      spec.peak_tflops = double(gemm_flops) / 1e12;
+      spec.mfu = 0.8;  // the CPU trainer runs at ~80% of its sgemm speed (bench step)
+    }
 
     strategy::PlanOptions opts;
     opts.zero_stages = {0, 1, 2};

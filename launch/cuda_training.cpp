@@ -21,7 +21,8 @@
 #include "kernels/reductions/reductions.h"
 #include "optim/adamw.h"
 #include "optim/grad_clip.h"
-#include "parallel/ddp/buckets.h"
+#include "parallel/ddp/reducer.h"
+#include "parallel/ddp/sharding.h"
 #if TOPOTRAIN_HAVE_NCCL
 #include "parallel/comm/nccl/nccl_communicator.h"
 #endif
@@ -36,75 +37,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
-
-// Averages the gradient buffer over the ranks of an NCCL communicator while backward runs: the
-// model's grad-ready ranges cover buckets (parallel/ddp/buckets.h, highest offsets first); each
-// covered bucket is all-reduced at once (NCCL orders it after the model's stream). As the CPU
-// reducer with zero_stage 0, only the last micro-step of an accumulation communicates.
-class GradAverager {
- public:
-  GradAverager(parallel::Communicator& comm, void* grads, DType dtype, const std::vector<ParamInfo>& layout,
-               const parallel::BucketCaps& caps)
-      : comm_(comm), grads_(static_cast<char*>(grads)), dtype_(dtype) {
-    std::vector<std::pair<int64_t, int64_t>> ranges;
-    for (const auto& p : layout) ranges.push_back({p.offset, p.offset + shape_numel(p.shape)});
-    n_ = ranges.back().second;
-    buckets_ = parallel::assign_buckets(ranges, dtype_size(dtype), caps);
-  }
-
-  void begin_backward(int micro, int accum_steps) {
-    communicate_ = comm_.size() > 1 && micro == accum_steps - 1;
-    next_ = 0;
-    ready_from_ = n_;
-  }
-
-  void on_grads_ready(int64_t begin, int64_t end) {
-    TT_ASSERT(end == ready_from_, "gradient ranges must arrive in decreasing order: got [", begin, ", ", end,
-              ") after ", ready_from_);
-    ready_from_ = begin;
-    if (!communicate_) return;
-    while (next_ < buckets_.size() && buckets_[next_].begin >= ready_from_) {
-      const parallel::Bucket& b = buckets_[next_++];
-      issued_at_.push_back(now_s());
-      pending_.push_back(
-          comm_.all_reduce(grads_ + size_t(b.begin) * dtype_size(dtype_), b.size(), dtype_, parallel::ReduceOp::kAvg));
-    }
-  }
-
-  bool communicating() const { return communicate_; }
-
-  // Waits for every bucket; adds the in-flight time (union of [issued, done]) to *comm_s.
-  void finish(double* comm_s) {
-    std::vector<std::pair<double, double>> spans;
-    for (size_t i = 0; i < pending_.size(); ++i) {
-      pending_[i]->wait();
-      spans.push_back({issued_at_[i], issued_at_[i] + pending_[i]->elapsed_s()});
-    }
-    std::sort(spans.begin(), spans.end());
-    double covered = -1e300;
-    for (const auto& [b, e] : spans) {
-      *comm_s += std::max(0.0, e - std::max(b, covered));
-      covered = std::max(covered, e);
-    }
-    pending_.clear();
-    issued_at_.clear();
-  }
-
-  const std::vector<parallel::Bucket>& buckets() const { return buckets_; }
-
- private:
-  parallel::Communicator& comm_;
-  char* grads_;
-  DType dtype_;
-  int64_t n_ = 0;
-  std::vector<parallel::Bucket> buckets_;
-  bool communicate_ = false;
-  size_t next_ = 0;
-  int64_t ready_from_ = 0;
-  std::vector<std::shared_ptr<parallel::Work>> pending_;
-  std::vector<double> issued_at_;
-};
 
 // A pool of timing events, one pair per phase instance of a step.
 class EventPool {
@@ -157,34 +89,18 @@ class CudaTrainingImpl final : public CudaTraining {
 #if TOPOTRAIN_HAVE_NCCL
     if (nccl_) nccl_->set_compute_stream(stream_);  // collectives wait for the model's queued work
 #endif
+    if (comm.size() > 1) create_reducer();
+    // The optimizer state covers this rank's shard (ZeRO 1-2), or the whole buffer.
     const int64_t n = model_->num_params();
+    shard_ = reducer_ ? reducer_->shard() : parallel::Shard{0, n};
+    const int64_t len = std::max<int64_t>(shard_.size(), 1);
     const Device where = Device::cuda(device);
     if (model_->precision() == Precision::kBF16)
-      master_ = Tensor::zeros("adamw.master_weights", {n}, DType::kF32, where);
-    m_ = Tensor::zeros("adamw.m", {n}, DType::kF32, where);
-    v_ = Tensor::zeros("adamw.v", {n}, DType::kF32, where);
+      master_ = Tensor::zeros("adamw.master_weights", {len}, DType::kF32, where);
+    m_ = Tensor::zeros("adamw.m", {len}, DType::kF32, where);
+    v_ = Tensor::zeros("adamw.v", {len}, DType::kF32, where);
     norm_sq_ = Tensor::zeros("grad_norm_squared", {1}, DType::kF32, where);
-    TT_CUDA_CHECK(cudaMemsetAsync(m_.raw(), 0, m_.nbytes(), stream_));
-    TT_CUDA_CHECK(cudaMemsetAsync(v_.raw(), 0, v_.nbytes(), stream_));
-
-    // AdamW ranges: runs of equal `decay` merged, as optim/adamw.cpp.
-    for (const auto& p : model_->layout()) {
-      const int64_t size = shape_numel(p.shape);
-      if (!ranges_.empty() && ranges_.back().decay == p.decay &&
-          ranges_.back().offset + ranges_.back().size == p.offset)
-        ranges_.back().size += size;
-      else
-        ranges_.push_back({p.offset, size, p.decay});
-    }
-    const auto& par = cfg.parallel();
-    const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
-                                    size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
-    averager_ = std::make_unique<GradAverager>(comm, model_->grads(), model_->dtype(), model_->layout(), caps);
-    model_->set_grad_ready_callback([this](int64_t b, int64_t e) { averager_->on_grads_ready(b, e); });
-    if (comm.size() > 1 && comm.rank() == 0)
-      log_info("data parallel: ", comm.size(), " ranks (", comm.backend(), ") | ", precision_name(model_->precision()),
-               " gradients all-reduced | ",
-               parallel::describe_buckets(averager_->buckets(), dtype_size(model_->dtype())));
+    ranges_ = adamw_ranges(model_->layout(), shard_.begin, shard_.end);
     set_state(init_params, nullptr, nullptr, 0);
   }
 
@@ -206,20 +122,26 @@ class CudaTrainingImpl final : public CudaTraining {
       record(size_t(3 * micro));
       model_->forward(inputs, targets, B, T);
       record(size_t(3 * micro + 1));
-      averager_->begin_backward(micro, accum);
+      if (reducer_) reducer_->begin_backward(micro, accum);
       model_->backward(1.0f / float(accum));
       record(size_t(3 * micro + 2));
+      if (reducer_) {
+        // Compute is done when the backward event is: the reducer's wait after that is exposed.
+        if (reducer_->communicates()) TT_CUDA_CHECK(cudaEventSynchronize(events_.at(size_t(3 * micro + 2))));
+        reducer_->finish_backward();
+      }
     }
-    const size_t last_backward = size_t(3 * accum - 1), opt_begin = size_t(3 * accum), opt_end = opt_begin + 1;
-    if (averager_->communicating()) {
-      TT_CUDA_CHECK(cudaEventSynchronize(events_.at(last_backward)));  // compute is done: the rest is exposed
-      const auto t0 = Clock::now();
-      averager_->finish(&s.comm_s);
-      s.exposed_comm_s = seconds_since(t0);
+    const size_t opt_begin = size_t(3 * accum), opt_end = opt_begin + 1;
+    if (reducer_) {
+      const parallel::CommTimes comm = reducer_->take_times();
+      s.comm_s = comm.comm_s;
+      s.exposed_comm_s = comm.exposed_comm_s;
     }
 
     record(opt_begin);
     sum_squares(norm_sq_.data<float>());  // accumulated in double, rounded to fp32 as on the CPU
+    if (sharded())  // each rank summed its shard; NCCL runs after the kernel, the copy after the wait
+      comm_.all_reduce(norm_sq_.raw(), 1, DType::kF32, parallel::ReduceOp::kSum)->wait();
     float norm_sq = 0.0f;
     TT_CUDA_CHECK(cudaMemcpyAsync(&norm_sq, norm_sq_.raw(), sizeof(float), cudaMemcpyDeviceToHost, stream_));
     s.loss = model_->take_loss_sum() / float(accum);  // synchronises the stream
@@ -231,6 +153,17 @@ class CudaTrainingImpl final : public CudaTraining {
     else if (comm_.rank() == 0)
       log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
     record(opt_end);
+    if (sharded()) {  // every rank's updated shard of the working weights to every rank
+      const auto t0 = Clock::now();
+      char* params = static_cast<char*>(model_->params());
+      comm_
+          .all_gather_v(params + shard_.begin * dtype_size(model_->dtype()), params,
+                        parallel::shard_sizes(model_->num_params(), comm_.size()), model_->dtype())
+          ->wait();
+      s.param_gather_s = seconds_since(t0);
+      s.comm_s += s.param_gather_s;
+      s.exposed_comm_s += s.param_gather_s;
+    }
     TT_CUDA_CHECK(cudaEventSynchronize(events_.at(opt_end)));
     for (int micro = 0; micro < accum; ++micro) {
       s.forward_s += events_.seconds(size_t(3 * micro), size_t(3 * micro + 1));
@@ -246,29 +179,32 @@ class CudaTrainingImpl final : public CudaTraining {
     return model_->take_loss_sum();
   }
 
+  bool sharded() const override { return reducer_ && reducer_->zero_stage() > 0; }
+
   void get_state(float* params, float* m, float* v) override {
-    const int64_t n = model_->num_params();
     if (params) {
       if (master_.defined())
-        download(params, master_, n);
+        gather(params, master_);
       else
         model_->get_params(params);
     }
-    if (m) download(m, m_, n);
-    if (v) download(v, v_, n);
+    if (m) gather(m, m_);
+    if (v) gather(v, v_);
   }
+
+  void get_working_params(float* params) override { model_->get_params(params); }
 
   void set_state(const float* params, const float* m, const float* v, int64_t optimizer_steps) override {
     const int64_t n = model_->num_params();
     steps_ = optimizer_steps;
-    if (m) upload(m_, m, n);
-    if (v) upload(v_, v, n);
+    if (m) upload(m_, m + shard_.begin, shard_.size());
+    if (v) upload(v_, v + shard_.begin, shard_.size());
     if (!params) return;
     if (!master_.defined()) {
       model_->set_params(params);
       return;
     }
-    upload(master_, params, n);
+    upload(master_, params + shard_.begin, shard_.size());
     // The bf16 working copy as the update that produced these master weights wrote it.
     std::vector<uint16_t> bits(static_cast<size_t>(n));
     const bool stochastic = stochastic_ && steps_ > 0;
@@ -282,6 +218,23 @@ class CudaTrainingImpl final : public CudaTraining {
   }
 
   int64_t optimizer_steps() const override { return steps_; }
+  const parallel::GradReducer* reducer() const override { return reducer_.get(); }
+
+  std::vector<float> gather_residuals() override {
+    if (!reducer_ || !reducer_->residual().defined()) return {};
+    const Tensor& mine = reducer_->residual();
+    Tensor all = Tensor::zeros("checkpoint.error_feedback", {mine.numel() * comm_.size()}, DType::kF32, mine.device());
+    comm_.all_gather(mine.raw(), all.raw(), mine.numel(), DType::kF32)->wait();
+    std::vector<float> host(size_t(all.numel()));
+    download(host.data(), all, all.numel());
+    return host;
+  }
+
+  void set_residuals(const float* mine) override {
+    TT_ASSERT(reducer_ && reducer_->residual().defined(), "set_residuals without error feedback");
+    Tensor& r = reducer_->residual();
+    upload(r, mine, r.numel());
+  }
   std::string device_name() const override { return device_name_; }
   size_t device_bytes_in_use() const override {
     size_t free = 0, total = 0;
@@ -292,32 +245,74 @@ class CudaTrainingImpl final : public CudaTraining {
  private:
   void record(size_t i) { TT_CUDA_CHECK(cudaEventRecord(events_.at(i), stream_)); }
 
-  void sum_squares(float* out) {
-    if (model_->precision() == Precision::kBF16)
-      kernels::sum_squares_cuda(out, static_cast<const __nv_bfloat16*>(model_->grads()), model_->num_params(), stream_);
-    else
-      kernels::sum_squares_cuda(out, static_cast<const float*>(model_->grads()), model_->num_params(), stream_);
+  // The gradient reducer of a multi-rank run: GradReducer on the device gradients, its codec on the
+  // model's stream (the NCCL communicator's compute stream).
+  void create_reducer() {
+    const auto& par = cfg_.parallel();
+    const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
+                                    size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (const auto& p : model_->layout()) ranges.push_back({p.offset, p.offset + shape_numel(p.shape)});
+    const parallel::GradCompression compression = parallel::parse_grad_compression(par.grad_compression());
+    reducer_ = std::make_unique<parallel::GradReducer>(
+        comm_, model_->grads_tensor(), ranges, par.zero_stage(), caps, compression, par.error_feedback(),
+        parallel::parse_collective_shape(par.collective()), /*ranks_per_node: the communicator's*/ 0, stream_);
+    model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
+    if (comm_.rank() == 0)
+      log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ") | ",
+               precision_name(model_->precision()), " gradients, payload ",
+               parallel::grad_compression_name(compression),
+               reducer_->residual().defined() ? " with error feedback" : "", " | ",
+               parallel::describe_buckets(reducer_->buckets(), dtype_size(model_->dtype())));
   }
 
+  // This rank's reduced gradients: its ZeRO shard, or the whole buffer.
+  const void* shard_grads() const { return reducer_ ? reducer_->shard_grads().raw() : model_->grads(); }
+
+  void sum_squares(float* out) {
+    if (model_->precision() == Precision::kBF16)
+      kernels::sum_squares_cuda(out, static_cast<const __nv_bfloat16*>(shard_grads()), shard_.size(), stream_);
+    else
+      kernels::sum_squares_cuda(out, static_cast<const float*>(shard_grads()), shard_.size(), stream_);
+  }
+
+  // ranges_, m, v, master and the gradients are indexed from the shard's start; the working weights
+  // (and the stochastic rounding's element index) by the whole buffer's.
   void adamw(float lr, float grad_scale) {
     ++steps_;
     const auto& o = cfg_.optimizer();
     float* m = m_.data<float>();
     float* v = v_.data<float>();
     for (const ParamRange& r : ranges_) {
+      const int64_t global = shard_.begin + r.offset;
       const kernels::AdamWHyper h{lr, o.beta1(), o.beta2(), o.eps(), r.decay ? o.weight_decay() : 0.0f, steps_};
       if (master_.defined()) {
-        const kernels::BF16Rounding rounding{stochastic_, cfg_.train().seed(), r.offset};
+        const kernels::BF16Rounding rounding{stochastic_, cfg_.train().seed(), global};
         kernels::adamw_update_mixed_cuda(master_.data<float>() + r.offset, m + r.offset, v + r.offset,
-                                         static_cast<__nv_bfloat16*>(model_->params()) + r.offset,
-                                         static_cast<const __nv_bfloat16*>(model_->grads()) + r.offset, r.size, h,
+                                         static_cast<__nv_bfloat16*>(model_->params()) + global,
+                                         static_cast<const __nv_bfloat16*>(shard_grads()) + r.offset, r.size, h,
                                          grad_scale, rounding, stream_);
       } else {
-        kernels::adamw_update_cuda(static_cast<float*>(model_->params()) + r.offset, m + r.offset, v + r.offset,
-                                   static_cast<const float*>(model_->grads()) + r.offset, r.size, h, grad_scale,
-                                   stream_);
+        kernels::adamw_update_cuda(static_cast<float*>(model_->params()) + global, m + r.offset, v + r.offset,
+                                   static_cast<const float*>(shard_grads()) + r.offset, r.size, h, grad_scale, stream_);
       }
     }
+  }
+
+  // The whole buffer of a per-shard fp32 tensor (master weights, moments) in host memory: collective
+  // over the ranks when the state is sharded.
+  void gather(float* dst, const Tensor& part) {
+    const int64_t n = model_->num_params();
+    if (!sharded()) {
+      download(dst, part, n);
+      return;
+    }
+    Tensor whole = Tensor::zeros("checkpoint.gather", {n}, DType::kF32, part.device());
+    float* w = whole.data<float>();
+    TT_CUDA_CHECK(cudaMemcpyAsync(w + shard_.begin, part.raw(), size_t(shard_.size()) * sizeof(float),
+                                  cudaMemcpyDeviceToDevice, stream_));
+    comm_.all_gather_v(w + shard_.begin, w, parallel::shard_sizes(n, comm_.size()), DType::kF32)->wait();
+    download(dst, whole, n);
   }
 
   void download(float* dst, const Tensor& src, int64_t n) {
@@ -338,9 +333,11 @@ class CudaTrainingImpl final : public CudaTraining {
   std::string device_name_;
   std::unique_ptr<GPT2Cuda> model_;
   cudaStream_t stream_ = nullptr;
-  Tensor master_, m_, v_, norm_sq_;  // master_: bf16 mode only (fp32 mode updates the model's weights)
-  std::vector<ParamRange> ranges_;
-  std::unique_ptr<GradAverager> averager_;
+  // shard_.size() elements; master_: bf16 mode only (fp32 mode updates the model's weights).
+  Tensor master_, m_, v_, norm_sq_;
+  parallel::Shard shard_;                           // the part of the flat buffer this rank's optimizer updates
+  std::vector<ParamRange> ranges_;                  // AdamW ranges within shard_, offsets from its start
+  std::unique_ptr<parallel::GradReducer> reducer_;  // multi-rank runs only
   EventPool events_;
   int64_t steps_ = 0;
 };

@@ -8,8 +8,13 @@
 // device. In bf16 the working weights are re-derived from the master on load with the rounding the
 // step that produced them used (round-to-nearest, or the stochastic rounding's stateless hash of
 // (seed, step, index)), so a resumed GPU run continues bit for bit. Multi-rank runs need the NCCL
-// communicator and zero_stage 0: buckets of the bf16/fp32 gradient buffer are all-reduced (average)
-// as backward reports them, on NCCL's stream ordered after the model's stream.
+// communicator. The CPU trainer's GradReducer reduces the bf16/fp32 gradient buffer on the device,
+// bucket by bucket as backward reports them, with the configured payload (fp32/bf16 as the
+// gradients, or compressed bf16/int8 with error feedback), collective shape (flat or hierarchical)
+// and ZeRO stage. Its collectives run on NCCL's stream ordered after the model's stream, and its
+// codec kernels on the model's stream. With ZeRO 1-2 each rank keeps master weights and moments
+// for its shard only, the gradient norm is summed over the shards, and the updated shards of the
+// working weights are all-gathered after the update.
 // An abstract interface plus a factory keeps CUDA types out of the Trainer; in a build without CUDA
 // the factory throws.
 #pragma once
@@ -18,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/gpt2.h"
@@ -26,6 +32,10 @@
 #include "parallel/comm/communicator.h"
 
 namespace tt {
+
+namespace parallel {
+class GradReducer;
+}
 
 class CudaTraining {
  public:
@@ -40,10 +50,23 @@ class CudaTraining {
   virtual float evaluate(const int32_t* inputs, const int32_t* targets) = 0;
 
   // Checkpoint state as host fp32, whole buffers of gpt2_num_params elements: parameters (the master
-  // weights), AdamW m and v. Any pointer may be null (not copied). Synchronise.
+  // weights), AdamW m and v. Any pointer may be null (not copied). Synchronise. Collective when
+  // sharded(): every rank calls it, with the same pointers null.
   virtual void get_state(float* params, float* m, float* v) = 0;
+  // Whether ZeRO shards the optimizer state over the ranks.
+  virtual bool sharded() const = 0;
+  // The weights the model computes with (bf16 ones widened in bf16 mode), host fp32; this rank only.
+  virtual void get_working_params(float* params) = 0;
   virtual void set_state(const float* params, const float* m, const float* v, int64_t optimizer_steps) = 0;
   virtual int64_t optimizer_steps() const = 0;
+
+  // The gradient reducer of a multi-rank run; nullptr on one rank (nothing to reduce).
+  virtual const parallel::GradReducer* reducer() const = 0;
+  // Error-feedback residuals (reducer()->residual(), fp32, on the device) for checkpoints:
+  // gather_residuals is collective and returns every rank's, in rank order (empty without error
+  // feedback); set_residuals uploads this rank's.
+  virtual std::vector<float> gather_residuals() = 0;
+  virtual void set_residuals(const float* mine) = 0;
 
   virtual std::string device_name() const = 0;  // cudaDeviceProp::name
   // Bytes in use on the device (cudaMemGetInfo: every allocation of every process on it).

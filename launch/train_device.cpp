@@ -18,16 +18,11 @@ struct Blocker {
 std::vector<Blocker> cuda_blockers(const config::Config& cfg, const DeviceFacts& f) {
   std::vector<Blocker> out;
   const auto& m = cfg.model();
-  const auto& par = cfg.parallel();
   if (m.n_head() > 0 && m.n_embd() % m.n_head() == 0 && !cuda_attention_supports_head_size(m.n_embd() / m.n_head()))
     out.push_back({"model.n_head",
                    str("head size ", m.n_embd() / m.n_head(), " (n_embd ", m.n_embd(), " / n_head ", m.n_head(),
                        ") is not supported by the CUDA attention kernels"),
                    "use a head size of 32, 64 or 128, or train.device=cpu"});
-  if (!par.grad_compression().empty() && par.grad_compression() != "none")
-    out.push_back({"parallel.grad_compression",
-                   str("parallel.grad_compression \"", par.grad_compression(), "\" is not implemented on CUDA yet"),
-                   "use parallel.grad_compression=none on the GPU, or train.device=cpu"});
   if (f.world_size > 1 && f.comm_backend != "nccl")
     out.push_back({"train.device",
                    str("the CUDA trainer with ", f.world_size, " ranks needs the NCCL communicator, but this job uses ",
@@ -41,11 +36,6 @@ std::vector<Blocker> cuda_blockers(const config::Config& cfg, const DeviceFacts&
                    str("start at most ", f.cuda_devices,
                        " rank(s) per node (mpirun -np / --npernode), or "
                        "train.device=cpu")});
-  if (f.world_size > 1 && par.zero_stage() > 0)
-    out.push_back(
-        {"parallel.zero_stage",
-         str("parallel.zero_stage ", par.zero_stage(), " with ", f.world_size, " ranks is not implemented on CUDA yet"),
-         "use parallel.zero_stage=0 (all-reduce) on the GPU, or train.device=cpu"});
   return out;
 }
 }  // namespace

@@ -135,12 +135,8 @@ void Trainer::init_cpu_model() {
 
   // The optimizer sees only this rank's shard (the whole buffer without ZeRO).
   const parallel::Shard shard = reducer_->shard();
-  std::vector<ParamRange> ranges;
-  for (const auto& p : model_->layout()) {
-    const int64_t b = std::max(p.offset, shard.begin), e = std::min(p.offset + shape_numel(p.shape), shard.end);
-    if (e > b) ranges.push_back({b - shard.begin, e - b, p.decay});
-  }
-  optimizer_ = std::make_unique<AdamW>(ranges, std::max<int64_t>(shard.size(), 1),
+  optimizer_ = std::make_unique<AdamW>(adamw_ranges(model_->layout(), shard.begin, shard.end),
+                                       std::max<int64_t>(shard.size(), 1),
                                        AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()});
   if (is_rank0() && comm_.size() > 1)
     log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(),
@@ -219,14 +215,15 @@ StepStats Trainer::step(int step) {
 
   auto t0 = Clock::now();
   const parallel::Shard shard = reducer_->shard();
-  float sum_sq = float(kernels::sum_squares_cpu(reducer_->shard_grads(), shard.size()));
+  const float* shard_grads = reducer_->shard_grads().data<float>();
+  float sum_sq = float(kernels::sum_squares_cpu(shard_grads, shard.size()));
   if (reducer_->zero_stage() > 0 && comm_.size() > 1)
     comm_.all_reduce(&sum_sq, 1, DType::kF32, parallel::ReduceOp::kSum)->wait();
   s.grad_norm = std::sqrt(double(sum_sq));
   const float scale = clip_scale(s.grad_norm, cfg_.optimizer().grad_clip());
   s.lr = schedule_.lr_at(step);
   if (scale > 0.0f)
-    optimizer_->step(model_->params().data<float>() + shard.begin, reducer_->shard_grads(), s.lr, scale);
+    optimizer_->step(model_->params().data<float>() + shard.begin, shard_grads, s.lr, scale);
   else if (is_rank0())
     log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
   const double gather_s = all_gather_params();
@@ -262,7 +259,7 @@ float Trainer::eval_loss() {
 GPT2& Trainer::model() {
   if (cuda_) {
     if (!model_) model_ = std::make_unique<GPT2>(model_config_, 1, cfg_.train().seq_len());
-    cuda_->get_state(model_->params().data<float>(), nullptr, nullptr);
+    cuda_->get_working_params(model_->params().data<float>());
   }
   return *model_;
 }
@@ -382,12 +379,20 @@ void Trainer::save_checkpoint(int steps_done) {
   Tensor params, m, v;  // collective: every rank takes part in gathering the sharded moments
   Tensor residuals;
   if (cuda_) {
-    if (!is_rank0()) return;  // every rank holds the whole state (zero_stage 0)
+    // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
+    const std::vector<float> all = cuda_->gather_residuals();  // collective
+    // Without ZeRO rank 0 holds the whole state; with it, every rank takes part in gathering it.
+    if (!is_rank0() && !cuda_->sharded()) return;
     const Shape n{gpt2_num_params(model_config_)};
     params = Tensor::zeros("checkpoint.params", n);
     m = Tensor::zeros("checkpoint.adamw.m", n);
     v = Tensor::zeros("checkpoint.adamw.v", n);
     cuda_->get_state(params.data<float>(), m.data<float>(), v.data<float>());
+    if (!is_rank0()) return;
+    if (!all.empty()) {
+      residuals = Tensor::zeros("checkpoint.error_feedback", {int64_t(all.size())});
+      std::memcpy(residuals.raw(), all.data(), residuals.nbytes());
+    }
   } else {
     params = model_->params();
     gather_moment(optimizer_->m(), m);
@@ -451,6 +456,12 @@ int Trainer::load_checkpoint(const std::string& path) {
     std::memcpy(m.data(), whole("adam_m").data(), full_bytes);
     std::memcpy(v.data(), whole("adam_v").data(), full_bytes);
     cuda_->set_state(params.data<float>(), m.data(), v.data(), state.optimizer_steps);
+    const parallel::GradReducer* reducer = cuda_->reducer();
+    if (reducer && reducer->residual().defined()) {
+      Tensor mine = Tensor::zeros("checkpoint.error_feedback", {reducer->residual().numel()});
+      load_residuals(r, state.world_size, mine);
+      cuda_->set_residuals(mine.data<float>());
+    }
   } else {
     load_cpu_state(r, state.world_size, state.optimizer_steps, whole);
   }
@@ -469,9 +480,10 @@ int Trainer::load_checkpoint(const std::string& path) {
 // How this run's error-feedback residuals are laid out: "int8 flat" or "int8 hierarchical 2 nodes x 2
 // ranks". Residuals from a checkpoint with another layout would be fed back into the wrong elements.
 std::string Trainer::error_feedback_layout() const {
-  const parallel::NodeLayout* nodes = reducer_->node_layout();
-  return str(parallel::grad_compression_name(reducer_->compression()), " ",
-             parallel::collective_shape_name(reducer_->shape()), nodes ? " " + nodes->str() : std::string());
+  const parallel::GradReducer& reducer = cuda_ ? *cuda_->reducer() : *reducer_;
+  const parallel::NodeLayout* nodes = reducer.node_layout();
+  return str(parallel::grad_compression_name(reducer.compression()), " ",
+             parallel::collective_shape_name(reducer.shape()), nodes ? " " + nodes->str() : std::string());
 }
 
 // Parameters, this rank's shard of the moments, error-feedback residuals and the step count.
@@ -484,30 +496,33 @@ void Trainer::load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int
        {std::pair<const char*, Tensor*>{"adam_m", &optimizer_->m()}, {"adam_v", &optimizer_->v()}})
     std::memcpy(tensor->raw(), whole(name).data() + size_t(shard.begin) * sizeof(float),
                 size_t(shard.size()) * sizeof(float));
-  if (reducer_->residual().defined()) {
-    Tensor& mine = reducer_->residual();
-    const size_t bytes = mine.nbytes();
-    // [compressed reduce-scatter] residual() also holds the owner residuals of the reduced chunks, so
-    // its length changed; a checkpoint whose section has another length is not loaded (no overread).
-    // The hierarchical shape orders them by its node layout, so the layout must match too.
-    const bool same_layout =
-        r.has("error_feedback") && r.bytes("error_feedback").size() == bytes * size_t(comm_.size()) &&
-        r.has("error_feedback_layout") && r.string("error_feedback_layout") == error_feedback_layout();
-    if (r.has("error_feedback") && writer_world_size == comm_.size() && same_layout) {
-      std::memcpy(mine.raw(), r.bytes("error_feedback").data() + bytes * size_t(comm_.rank()), bytes);
-    } else if (is_rank0()) {
-      log_warn("error-feedback residuals ",
-               !r.has("error_feedback") ? "are not in the checkpoint"
-               : writer_world_size != comm_.size()
-                   ? "were written by a different rank count"
-                   : "have another layout (" +
-                         (r.has("error_feedback_layout") ? r.string("error_feedback_layout")
-                                                         : std::string("older topotrain")) +
-                         ", this run: " + error_feedback_layout() + ")",
-               "; starting them at zero");
-    }
-  }
+  if (reducer_->residual().defined()) load_residuals(r, writer_world_size, reducer_->residual());
   optimizer_->set_steps_taken(optimizer_steps);
+}
+
+// This rank's error-feedback residuals into `mine` (host fp32, as long as the reducer's), when the
+// checkpoint holds residuals of this rank count and layout; otherwise `mine` stays zero.
+void Trainer::load_residuals(CheckpointReader& r, int64_t writer_world_size, Tensor& mine) {
+  const size_t bytes = mine.nbytes();
+  // [compressed reduce-scatter] residual() also holds the owner residuals of the reduced chunks, so
+  // its length changed; a checkpoint whose section has another length is not loaded (no overread).
+  // The hierarchical shape orders them by its node layout, so the layout must match too.
+  const bool same_layout =
+      r.has("error_feedback") && r.bytes("error_feedback").size() == bytes * size_t(comm_.size()) &&
+      r.has("error_feedback_layout") && r.string("error_feedback_layout") == error_feedback_layout();
+  if (r.has("error_feedback") && writer_world_size == comm_.size() && same_layout) {
+    std::memcpy(mine.raw(), r.bytes("error_feedback").data() + bytes * size_t(comm_.rank()), bytes);
+  } else if (is_rank0()) {
+    log_warn("error-feedback residuals ",
+             !r.has("error_feedback") ? "are not in the checkpoint"
+             : writer_world_size != comm_.size()
+                 ? "were written by a different rank count"
+                 : "have another layout (" +
+                       (r.has("error_feedback_layout") ? r.string("error_feedback_layout")
+                                                       : std::string("older topotrain")) +
+                       ", this run: " + error_feedback_layout() + ")",
+             "; starting them at zero");
+  }
 }
 
 }  // namespace tt

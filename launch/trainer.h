@@ -89,6 +89,7 @@ class Trainer {
   int load_checkpoint(const std::string& path);  // returns steps done
   // CPU side of load_checkpoint: parameters, this rank's moment shards, error feedback, step count.
   std::string error_feedback_layout() const;  // stored beside the residuals in checkpoints
+  void load_residuals(CheckpointReader& r, int64_t writer_world_size, Tensor& mine);
   void load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int64_t optimizer_steps,
                       const std::function<const std::string&(const char*)>& whole_section);
   // Fills inputs_/targets_ with the next training batch; returns the seconds the step waited for it.
@@ -102,7 +103,7 @@ class Trainer {
   TrainDevice device_;
   std::unique_ptr<CudaTraining> cuda_;              // the GPU side; null on the CPU
   std::unique_ptr<GPT2> model_;                     // on the CPU: the model; on cuda: the sampling copy
-  std::unique_ptr<parallel::GradReducer> reducer_;  // CPU only
+  std::unique_ptr<parallel::GradReducer> reducer_;  // CPU only (the GPU's: cuda_->reducer())
   std::unique_ptr<AdamW> optimizer_;                // CPU only
   // Train: shuffled (seed = train.seed), read ahead by a background thread. Val: plain, in order.
   std::unique_ptr<data::PrefetchLoader> train_loader_;

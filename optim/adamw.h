@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/gpt2.h"
 #include "core/tensor.h"
 
 namespace tt {
@@ -18,6 +19,12 @@ struct ParamRange {
   int64_t offset = 0, size = 0;
   bool decay = false;
 };
+
+// Neighbouring ranges with the same `decay` merged into one (fewer kernel calls, same updates).
+std::vector<ParamRange> merge_param_ranges(const std::vector<ParamRange>& ranges);
+// The AdamW ranges of a model's parameters within [begin, end) of its flat buffer (this rank's ZeRO
+// shard, or the whole buffer): each tensor clipped to it, offsets counted from `begin`, merged.
+std::vector<ParamRange> adamw_ranges(const std::vector<ParamInfo>& layout, int64_t begin, int64_t end);
 
 class AdamW {
  public:

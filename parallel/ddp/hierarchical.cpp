@@ -2,7 +2,6 @@
 #include "parallel/ddp/hierarchical.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/error.h"
 
@@ -22,8 +21,8 @@ const char* collective_shape_name(CollectiveShape s) {
 struct HierarchicalAllReduce::Slots {
   std::vector<int64_t> bounds;             // L + 1 chunk offsets into the bucket
   std::vector<std::vector<int64_t>> sub;   // per chunk: N + 1 sub-chunk offsets into the chunk
-  std::vector<int64_t> counts;             // chunk lengths (fp32 reduce_scatter_v / all_gather_v)
-  size_t chunk_off = 0;                    // fp32: into chunk_buf_
+  std::vector<int64_t> counts;             // chunk lengths (uncompressed reduce_scatter_v / all_gather_v)
+  size_t chunk_off = 0;                    // uncompressed: elements into chunk_buf_
   size_t c1 = 0, c2 = 0;                   // compressed bytes per chunk slot / sub-chunk slot
   size_t off1 = 0, off2 = 0, offg = 0;     // into send1_/recv1_, send2_/recv2_, gathered_
   int64_t owner1_off = 0, owner2_off = 0;  // into residual_ (after the gradient's n elements)
@@ -37,9 +36,15 @@ namespace {
 size_t align4(size_t b) { return (b + 3) / 4 * 4; }  // fp32 scales and bf16 stay aligned in every slot
 }  // namespace
 
-HierarchicalAllReduce::HierarchicalAllReduce(Communicator& comm, Tensor grads, const std::vector<Bucket>& buckets,
-                                             GradCompression compression, bool error_feedback, int ranks_per_node)
-    : grads_(std::move(grads)), buckets_(buckets), compression_(compression) {
+HierarchicalAllReduce::HierarchicalAllReduce(Communicator& comm, Tensor grads, GradCodec& codec,
+                                             const std::vector<Bucket>& buckets, bool error_feedback,
+                                             int ranks_per_node)
+    : grads_(std::move(grads)),
+      dtype_(grads_.dtype()),
+      esize_(dtype_size(dtype_)),
+      codec_(codec),
+      buckets_(buckets),
+      compression_(codec.compression()) {
   layout_ = node_layout(comm, ranks_per_node);
   const bool compressed = compression_ != GradCompression::kNone;
   // One communicator per stage (see stage_pipeline.h), split in the same order on every rank.
@@ -82,15 +87,19 @@ HierarchicalAllReduce::HierarchicalAllReduce(Communicator& comm, Tensor grads, c
   }
   if (compressed) {
     // Zeroed once: slot padding is sent but never written.
-    send1_.assign(total1, 0);
-    recv1_.assign(total1, 0);
-    send2_.assign(total2, 0);
-    recv2_.assign(total2, 0);
-    gathered_.assign(total_g, 0);
-    acc_.assign(size_t(std::max<int64_t>(largest_chunk, 1)), 0.0f);
-    if (error_feedback) residual_ = Tensor::zeros("compression.error_feedback", {grads_.numel() + owner_total});
+    auto bytes = [&](const char* name, size_t size) {
+      return codec_.buffer(name, int64_t(std::max<size_t>(size, 1)), DType::kI8);
+    };
+    send1_ = bytes("hierarchical.node_send", total1);
+    recv1_ = bytes("hierarchical.node_receive", total1);
+    send2_ = bytes("hierarchical.cross_node_send", total2);
+    recv2_ = bytes("hierarchical.cross_node_receive", total2);
+    gathered_ = bytes("hierarchical.gathered", total_g);
+    acc_ = codec_.buffer("hierarchical.chunk_average", std::max<int64_t>(largest_chunk, 1), DType::kF32);
+    if (error_feedback)
+      residual_ = codec_.buffer("compression.error_feedback", grads_.numel() + owner_total, DType::kF32);
   } else {
-    chunk_buf_.assign(std::max<size_t>(chunk_total, 1), 0.0f);
+    chunk_buf_ = codec_.buffer("hierarchical.chunks", int64_t(std::max<size_t>(chunk_total, 1)), dtype_);
   }
   const int stages = compressed ? 4 : 3;
   pipeline_ = std::make_unique<StagePipeline>(stages, [this, compressed](int stage, size_t bucket) {
@@ -115,15 +124,15 @@ void HierarchicalAllReduce::finish(std::vector<std::pair<double, double>>& spans
 std::shared_ptr<Work> HierarchicalAllReduce::issue_fp32(int stage, size_t i) {
   const Bucket& b = buckets_[i];
   const Slots& s = slots_[i];
-  float* g = grads_.data<float>() + b.begin;
-  float* chunk = chunk_buf_.data() + s.chunk_off;
+  char* g = grad_bytes(b.begin);
+  char* chunk = static_cast<char*>(chunk_buf_.raw()) + s.chunk_off * esize_;
   switch (stage) {
     case 0:  // the node's average of every chunk, chunk l to local rank l
-      return intra_first_->reduce_scatter_v(g, chunk, s.counts, DType::kF32, ReduceOp::kAvg);
+      return intra_first_->reduce_scatter_v(g, chunk, s.counts, dtype_, ReduceOp::kAvg);
     case 1:  // the average of my chunk over the nodes
-      return inter_first_->all_reduce(chunk, s.chunk_len(layout_.local_rank), DType::kF32, ReduceOp::kAvg);
+      return inter_first_->all_reduce(chunk, s.chunk_len(layout_.local_rank), dtype_, ReduceOp::kAvg);
     default:  // every chunk back into the bucket
-      return intra_last_->all_gather_v(chunk, g, s.counts, DType::kF32);
+      return intra_last_->all_gather_v(chunk, g, s.counts, dtype_);
   }
 }
 
@@ -135,48 +144,48 @@ std::shared_ptr<Work> HierarchicalAllReduce::issue_compressed(int stage, size_t 
   float* res = residual_.defined() ? residual_.data<float>() : nullptr;
   switch (stage) {
     case 0: {  // compress every chunk; chunk l goes to local rank l
-      float* g = grads_.data<float>() + b.begin;
-      uint8_t* send = send1_.data() + s.off1;
+      uint8_t* send = send1_.data<uint8_t>() + s.off1;
       for (int r = 0; r < L; ++r) {
         const int64_t lo = s.bounds[size_t(r)], len = s.chunk_len(r);
         if (len > 0)
-          compress_with_feedback(g + lo, res ? res + b.begin + lo : nullptr, len, compression_,
-                                 send + size_t(r) * s.c1);
+          codec_.compress(grad_bytes(b.begin + lo), dtype_, res ? res + b.begin + lo : nullptr, len,
+                          send + size_t(r) * s.c1);
       }
-      return intra_first_->all_to_all(send, recv1_.data() + s.off1, int64_t(s.c1), DType::kI8);
+      return intra_first_->all_to_all(send, recv1_.data<uint8_t>() + s.off1, int64_t(s.c1), DType::kI8);
     }
     case 1: {  // the node's share of the average of my chunk, cut into one sub-chunk per node
       const int64_t len = s.chunk_len(l);
-      uint8_t* send = send2_.data() + s.off2;
+      uint8_t* send = send2_.data<uint8_t>() + s.off2;
       if (len > 0) {
-        float* acc = acc_.data();
-        std::fill(acc, acc + len, 0.0f);
+        float* acc = acc_.data<float>();
+        codec_.zero(acc, size_t(len) * sizeof(float));
         const float inv_world = 1.0f / float(L * N);
         for (int r = 0; r < L; ++r)
-          decompress_add(recv1_.data() + s.off1 + size_t(r) * s.c1, len, compression_, inv_world, acc);
+          codec_.decompress_add(recv1_.data<uint8_t>() + s.off1 + size_t(r) * s.c1, len, inv_world, acc);
         float* owner = res ? res + n_grads + s.owner1_off : nullptr;
         for (int n = 0; n < N; ++n) {
           const int64_t lo = s.sub_lo(l, n), sl = s.sub_len(l, n);
-          if (sl > 0)
-            compress_with_feedback(acc + lo, owner ? owner + lo : nullptr, sl, compression_, send + size_t(n) * s.c2);
+          if (sl > 0) codec_.compress(acc + lo, DType::kF32, owner ? owner + lo : nullptr, sl, send + size_t(n) * s.c2);
         }
       }
-      return inter_first_->all_to_all(send, recv2_.data() + s.off2, int64_t(s.c2), DType::kI8);
+      return inter_first_->all_to_all(send, recv2_.data<uint8_t>() + s.off2, int64_t(s.c2), DType::kI8);
     }
     case 2: {  // the average of my sub-chunk, re-compressed into my slot and gathered across nodes
       const int64_t sl = s.sub_len(l, node);
-      uint8_t* mine = send2_.data() + s.off2 + size_t(node) * s.c2;
+      uint8_t* slots = send2_.data<uint8_t>() + s.off2;
+      uint8_t* mine = slots + size_t(node) * s.c2;
       if (sl > 0) {
-        float* acc = acc_.data();
-        std::fill(acc, acc + sl, 0.0f);
+        float* acc = acc_.data<float>();
+        codec_.zero(acc, size_t(sl) * sizeof(float));
         for (int n = 0; n < N; ++n)
-          decompress_add(recv2_.data() + s.off2 + size_t(n) * s.c2, sl, compression_, 1.0f, acc);
-        compress_with_feedback(acc, res ? res + n_grads + s.owner2_off : nullptr, sl, compression_, mine);
+          codec_.decompress_add(recv2_.data<uint8_t>() + s.off2 + size_t(n) * s.c2, sl, 1.0f, acc);
+        codec_.compress(acc, DType::kF32, res ? res + n_grads + s.owner2_off : nullptr, sl, mine);
       }
-      return inter_second_->all_gather(mine, send2_.data() + s.off2, int64_t(s.c2), DType::kI8);
+      return inter_second_->all_gather(mine, slots, int64_t(s.c2), DType::kI8);
     }
     default:  // every node-rank's gathered sub-chunks to the whole node
-      return intra_last_->all_gather(send2_.data() + s.off2, gathered_.data() + s.offg, int64_t(s.c2) * N, DType::kI8);
+      return intra_last_->all_gather(send2_.data<uint8_t>() + s.off2, gathered_.data<uint8_t>() + s.offg,
+                                     int64_t(s.c2) * N, DType::kI8);
   }
 }
 
@@ -185,14 +194,12 @@ void HierarchicalAllReduce::decompress_bucket(size_t i) {
   const Bucket& b = buckets_[i];
   const Slots& s = slots_[i];
   const int L = layout_.local_size, N = layout_.num_nodes;
-  float* g = grads_.data<float>() + b.begin;
-  std::memset(g, 0, size_t(b.size()) * sizeof(float));
   for (int l = 0; l < L; ++l)
     for (int n = 0; n < N; ++n) {
       const int64_t sl = s.sub_len(l, n);
       if (sl > 0)
-        decompress_add(gathered_.data() + s.offg + (size_t(l) * size_t(N) + size_t(n)) * s.c2, sl, compression_, 1.0f,
-                       g + s.bounds[size_t(l)] + s.sub_lo(l, n));
+        codec_.decompress(gathered_.data<uint8_t>() + s.offg + (size_t(l) * size_t(N) + size_t(n)) * s.c2, sl,
+                          grad_bytes(b.begin + s.bounds[size_t(l)] + s.sub_lo(l, n)), dtype_);
     }
 }
 

@@ -21,6 +21,8 @@
 //    then hand every rank all L x N compressed averages, which every rank decompresses identically:
 //    bit-identical gradients on all ranks. Wire bytes per rank: 2(L-1)/L of the compressed bucket
 //    on the node, 2(N-1)/N of 1/L of it across nodes (plus slot padding).
+//  - Element-wise work runs through GradReducer's GradCodec, on the gradients' device and in their
+//    dtype (fp32 or bf16); the fp32 chunk buffer holds the gradients' dtype.
 // Not thread-safe; driven by GradReducer.
 #pragma once
 
@@ -35,6 +37,7 @@
 #include "parallel/comm/node_groups.h"
 #include "parallel/ddp/buckets.h"
 #include "parallel/ddp/compression.h"
+#include "parallel/ddp/grad_codec.h"
 #include "parallel/ddp/stage_pipeline.h"
 
 namespace tt::parallel {
@@ -47,11 +50,11 @@ const char* collective_shape_name(CollectiveShape s);
 
 class HierarchicalAllReduce {
  public:
-  // Collective over comm (node_layout + the splits). grads and buckets as GradReducer's;
-  // ranks_per_node as node_layout(). With error_feedback and a compressed payload, residual() is
-  // allocated (see there).
-  HierarchicalAllReduce(Communicator& comm, Tensor grads, const std::vector<Bucket>& buckets,
-                        GradCompression compression, bool error_feedback, int ranks_per_node);
+  // Collective over comm (node_layout + the splits). grads and buckets as GradReducer's; the codec
+  // (its compression is the payload's) outlives this. ranks_per_node as node_layout(). With
+  // error_feedback and a compressed payload, residual() is allocated (see there).
+  HierarchicalAllReduce(Communicator& comm, Tensor grads, GradCodec& codec, const std::vector<Bucket>& buckets,
+                        bool error_feedback, int ranks_per_node);
   ~HierarchicalAllReduce();
 
   void begin();                // before a backward whose gradients are reduced
@@ -64,23 +67,28 @@ class HierarchicalAllReduce {
   // Error-feedback state (empty without): [0, n) the gradient's residual, then per bucket the node
   // owner slot (the largest chunk) and the sub-chunk owner slot (the largest sub-chunk).
   Tensor& residual() { return residual_; }
+  const Tensor& residual() const { return residual_; }
 
  private:
   struct Slots;  // per-bucket chunk geometry and buffer offsets
   std::shared_ptr<Work> issue_fp32(int stage, size_t bucket);
   std::shared_ptr<Work> issue_compressed(int stage, size_t bucket);
   void decompress_bucket(size_t bucket);
+  char* grad_bytes(int64_t element) const { return static_cast<char*>(grads_.raw()) + element * esize_; }
 
   Tensor grads_;
+  DType dtype_;
+  size_t esize_;
+  GradCodec& codec_;
   std::vector<Bucket> buckets_;
   GradCompression compression_;
   NodeLayout layout_;
   // Stage communicators: node (first stage), across nodes (one or two), node (last stage).
   std::unique_ptr<Communicator> intra_first_, inter_first_, inter_second_, intra_last_;
   std::vector<Slots> slots_;
-  std::vector<float> chunk_buf_;                                   // fp32: this rank's chunk of every bucket
-  std::vector<uint8_t> send1_, recv1_, send2_, recv2_, gathered_;  // compressed payloads
-  std::vector<float> acc_;                                         // compressed: the chunk being reduced
+  Tensor chunk_buf_;                                 // uncompressed: this rank's chunk of every bucket
+  Tensor send1_, recv1_, send2_, recv2_, gathered_;  // compressed payloads (bytes)
+  Tensor acc_;                                       // compressed, fp32: the chunk being reduced
   Tensor residual_;
   std::unique_ptr<StagePipeline> pipeline_;
 };

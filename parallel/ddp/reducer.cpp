@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "core/error.h"
 #include "core/logging.h"
@@ -17,26 +16,32 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 GradReducer::GradReducer(Communicator& comm, Tensor grads,
                          const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges, int zero_stage,
                          const BucketCaps& caps, GradCompression compression, bool error_feedback,
-                         CollectiveShape shape, int ranks_per_node)
-    : comm_(comm), grads_(std::move(grads)), zero_stage_(zero_stage), compression_(compression) {
+                         CollectiveShape shape, int ranks_per_node, void* cuda_stream)
+    : comm_(comm),
+      grads_(std::move(grads)),
+      dtype_(grads_.dtype()),
+      esize_(dtype_size(dtype_)),
+      codec_(GradCodec::create(grads_, compression, cuda_stream)),
+      zero_stage_(zero_stage),
+      compression_(compression) {
   TT_ASSERT(zero_stage >= 0 && zero_stage <= 2, "zero_stage ", zero_stage);
-  buckets_ = assign_buckets(tensor_ranges, sizeof(float), caps);
+  buckets_ = assign_buckets(tensor_ranges, esize_, caps);
   const int64_t n = grads_.numel();
   shard_ = zero_stage_ == 0 ? Shard{0, n} : shard_of(n, comm_.size(), comm_.rank());
   if (shape == CollectiveShape::kHierarchical) {
     if (zero_stage_ != 0)
       throw Error(ErrorKind::kConfig, "the hierarchical collective works with the all-reduce (zero_stage 0) only",
                   "parallel.collective", "set parallel.zero_stage=0 or parallel.collective=\"flat\"");
-    hier_ =
-        std::make_unique<HierarchicalAllReduce>(comm_, grads_, buckets_, compression_, error_feedback, ranks_per_node);
+    hier_ = std::make_unique<HierarchicalAllReduce>(comm_, grads_, *codec_, buckets_, error_feedback, ranks_per_node);
     if (comm_.rank() == 0)
       log_info("gradient all-reduce: hierarchical over ", hier_->layout().str(),
                " (intra-node reduce-scatter, inter-node all-reduce, intra-node all-gather)");
     return;
   }
   if (zero_stage_ > 0) {
-    shard_grads_ = Tensor::zeros("zero.shard_gradients", {std::max<int64_t>(shard_.size(), 1)});
-    if (zero_stage_ == 2) shard_recv_ = Tensor::zeros("zero.shard_receive", {std::max<int64_t>(shard_.size(), 1)});
+    const int64_t len = std::max<int64_t>(shard_.size(), 1);
+    shard_grads_ = codec_->buffer("zero.shard_gradients", len, dtype_);
+    if (zero_stage_ == 2) shard_recv_ = codec_->buffer("zero.shard_receive", len, dtype_);
   }
   if (compression_ != GradCompression::kNone) {
     if (zero_stage_ != 0)
@@ -63,18 +68,14 @@ GradReducer::GradReducer(Communicator& comm, Tensor grads,
       layout_.push_back(std::move(l));
     }
     // Zeroed once: the padding of each slot is sent but never written, so it stays zero.
-    send_.assign(total, 0);
-    recv_.assign(total, 0);
-    owner_acc_.assign(size_t(largest_chunk), 0.0f);
-    if (error_feedback) residual_ = Tensor::zeros("compression.error_feedback", {n + owner_total});
+    send_ = codec_->buffer("compression.send", int64_t(std::max<size_t>(total, 1)), DType::kI8);
+    recv_ = codec_->buffer("compression.receive", int64_t(std::max<size_t>(total, 1)), DType::kI8);
+    owner_acc_ = codec_->buffer("compression.owner_average", std::max<int64_t>(largest_chunk, 1), DType::kF32);
+    if (error_feedback) residual_ = codec_->buffer("compression.error_feedback", n + owner_total, DType::kF32);
   }
 }
 
 GradReducer::~GradReducer() = default;
-
-const float* GradReducer::shard_grads() const {
-  return zero_stage_ == 0 ? grads_.data<float>() : shard_grads_.data<float>();
-}
 
 void GradReducer::begin_backward(int micro, int accum_steps) {
   TT_ASSERT(pending_.empty(), "begin_backward() before the previous finish_backward()");
@@ -102,35 +103,33 @@ void GradReducer::launch(size_t i) {
   }
   issued_at_.push_back(now_s());
   const Bucket& b = buckets_[i];
-  float* g = grads_.data<float>();
   if (compression_ != GradCompression::kNone) {
     launch_compressed(i);
     return;
   }
   if (zero_stage_ == 0) {
-    pending_.push_back(comm_.all_reduce(g + b.begin, b.size(), DType::kF32, ReduceOp::kAvg));
+    pending_.push_back(comm_.all_reduce(grad_bytes(b.begin), b.size(), dtype_, ReduceOp::kAvg));
     return;
   }
   const std::vector<int64_t> counts = split_by_shards(b.begin, b.end, grads_.numel(), comm_.size());
-  const int64_t mine_begin = std::max(b.begin, shard_.begin) - shard_.begin;
-  float* recv = (zero_stage_ == 2 ? shard_recv_ : shard_grads_).data<float>() + std::max<int64_t>(0, mine_begin);
-  pending_.push_back(comm_.reduce_scatter_v(g + b.begin, recv, counts, DType::kF32, ReduceOp::kAvg));
+  const int64_t mine_begin = std::max<int64_t>(0, std::max(b.begin, shard_.begin) - shard_.begin);
+  char* recv = static_cast<char*>((zero_stage_ == 2 ? shard_recv_ : shard_grads_).raw()) + mine_begin * esize_;
+  pending_.push_back(comm_.reduce_scatter_v(grad_bytes(b.begin), recv, counts, dtype_, ReduceOp::kAvg));
 }
 
 // Compresses chunk r of the bucket into send slot r and sends it to rank r.
 void GradReducer::launch_compressed(size_t i) {
   const Bucket& b = buckets_[i];
   const ChunkLayout& l = layout_[i];
-  float* g = grads_.data<float>() + b.begin;
   float* residual = residual_.defined() ? residual_.data<float>() + b.begin : nullptr;
-  uint8_t* send = send_.data() + l.offset;
+  uint8_t* send = send_.data<uint8_t>() + l.offset;
   for (int r = 0; r < comm_.size(); ++r) {
     const int64_t lo = l.bounds[size_t(r)], len = l.bounds[size_t(r) + 1] - lo;
     if (len > 0)
-      compress_with_feedback(g + lo, residual ? residual + lo : nullptr, len, compression_,
-                             send + size_t(r) * l.chunk_bytes);
+      codec_->compress(grad_bytes(b.begin + lo), dtype_, residual ? residual + lo : nullptr, len,
+                       send + size_t(r) * l.chunk_bytes);
   }
-  pending_.push_back(comm_.all_to_all(send, recv_.data() + l.offset, int64_t(l.chunk_bytes), DType::kI8));
+  pending_.push_back(comm_.all_to_all(send, recv_.data<uint8_t>() + l.offset, int64_t(l.chunk_bytes), DType::kI8));
 }
 
 void GradReducer::finish_backward() {
@@ -158,15 +157,13 @@ void GradReducer::finish_backward() {
   issued_at_.clear();
   times_.exposed_comm_s += now_s() - t0;
   if (zero_stage_ == 2 && communicate_) {
-    float* acc = shard_grads_.data<float>();
-    const float* in = shard_recv_.data<float>();
     const int64_t n = shard_.size();
     // The first micro-step overwrites the shard, later ones accumulate into it.
     if (first_micro_)
-      std::memcpy(acc, in, size_t(n) * sizeof(float));
+      codec_->copy(shard_grads_.raw(), shard_recv_.raw(), size_t(n) * esize_);
     else
-      for (int64_t i = 0; i < n; ++i) acc[i] += in[i];
-    grads_.fill_zero();  // reduced gradients now live only in the shard
+      codec_->accumulate(shard_grads_.raw(), shard_recv_.raw(), n, dtype_);
+    codec_->zero(grads_.raw(), grads_.nbytes());  // reduced gradients now live only in the shard
   }
 }
 
@@ -185,29 +182,29 @@ void GradReducer::finish_compressed(std::vector<std::pair<double, double>>& span
     spans.push_back({issued_at_[i], issued_at_[i] + pending_[i]->elapsed_s()});
     const ChunkLayout& l = layout_[i];
     const int64_t len = l.bounds[size_t(me) + 1] - l.bounds[size_t(me)];
-    uint8_t* mine = send_.data() + l.offset + size_t(me) * l.chunk_bytes;
+    uint8_t* slots = send_.data<uint8_t>() + l.offset;
+    uint8_t* mine = slots + size_t(me) * l.chunk_bytes;
     if (len > 0) {
-      float* acc = owner_acc_.data();
-      std::fill(acc, acc + len, 0.0f);
-      const uint8_t* copies = recv_.data() + l.offset;
-      for (int r = 0; r < world; ++r) decompress_add(copies + size_t(r) * l.chunk_bytes, len, compression_, inv, acc);
+      float* acc = owner_acc_.data<float>();
+      codec_->zero(acc, size_t(len) * sizeof(float));
+      const uint8_t* copies = recv_.data<uint8_t>() + l.offset;
+      for (int r = 0; r < world; ++r) codec_->decompress_add(copies + size_t(r) * l.chunk_bytes, len, inv, acc);
       float* owner_residual = residual_.defined() ? residual_.data<float>() + grads_.numel() + l.owner_offset : nullptr;
-      compress_with_feedback(acc, owner_residual, len, compression_, mine);
+      codec_->compress(acc, DType::kF32, owner_residual, len, mine);
     }
     gathered_at.push_back(now_s());
-    gathers.push_back(comm_.all_gather(mine, send_.data() + l.offset, int64_t(l.chunk_bytes), DType::kI8));
+    gathers.push_back(comm_.all_gather(mine, slots, int64_t(l.chunk_bytes), DType::kI8));
   }
-  float* g = grads_.data<float>();
   for (size_t i = 0; i < buckets_.size(); ++i) {
     gathers[i]->wait();
     spans.push_back({gathered_at[i], gathered_at[i] + gathers[i]->elapsed_s()});
     const Bucket& b = buckets_[i];
     const ChunkLayout& l = layout_[i];
-    std::memset(g + b.begin, 0, size_t(b.size()) * sizeof(float));
     for (int r = 0; r < world; ++r) {
       const int64_t lo = l.bounds[size_t(r)], len = l.bounds[size_t(r) + 1] - lo;
       if (len > 0)
-        decompress_add(send_.data() + l.offset + size_t(r) * l.chunk_bytes, len, compression_, 1.0f, g + b.begin + lo);
+        codec_->decompress(send_.data<uint8_t>() + l.offset + size_t(r) * l.chunk_bytes, len, grad_bytes(b.begin + lo),
+                           dtype_);
     }
   }
 }

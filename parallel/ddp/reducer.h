@@ -30,6 +30,11 @@
 //   zero_stage 2: as 1, but every micro-step is reduced and accumulated into the shard, and the full
 //                 gradient buffer is cleared for the next micro-step: reduced gradients live only
 //                 sharded.
+// Gradients are fp32 or bf16, on the CPU or on a CUDA device: every element-wise step runs through
+// a GradCodec (grad_codec.h) on the gradients' device, and every buffer the collectives touch lives
+// there too. With CUDA gradients the communicator must be NCCL's, with `cuda_stream` (the stream
+// that writes the gradients) as its compute stream. Collectives carry the gradients' dtype;
+// compressed payloads, error-feedback residuals and the owner's average are fp32 arithmetic.
 // The reducer does not own the gradient buffer or the communicator; both outlive it. Not
 // thread-safe: one backward at a time, on one thread.
 #pragma once
@@ -42,6 +47,7 @@
 #include "parallel/comm/communicator.h"
 #include "parallel/ddp/buckets.h"
 #include "parallel/ddp/compression.h"
+#include "parallel/ddp/grad_codec.h"
 #include "parallel/ddp/hierarchical.h"
 #include "parallel/ddp/sharding.h"
 
@@ -55,24 +61,30 @@ struct CommTimes {
 class GradReducer {
  public:
   // shape kHierarchical needs zero_stage 0 (kConfig otherwise) and is collective over comm (it
-  // splits it); ranks_per_node as node_layout() (0: comm's own nodes).
+  // splits it); ranks_per_node as node_layout() (0: comm's own nodes). cuda_stream: the
+  // cudaStream_t the codec enqueues on when grads live on a GPU (ignored on the CPU).
   GradReducer(Communicator& comm, Tensor grads, const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges,
               int zero_stage, const BucketCaps& caps, GradCompression compression = GradCompression::kNone,
-              bool error_feedback = true, CollectiveShape shape = CollectiveShape::kFlat, int ranks_per_node = 0);
+              bool error_feedback = true, CollectiveShape shape = CollectiveShape::kFlat, int ranks_per_node = 0,
+              void* cuda_stream = nullptr);
   ~GradReducer();
 
   // Before each micro-step's backward: micro-step `micro` of `accum_steps` in this optimizer step.
   void begin_backward(int micro, int accum_steps);
+  // Whether this micro-step's backward communicates (set by begin_backward).
+  bool communicates() const { return communicate_; }
   // The model's grad-ready callback.
   void on_grads_ready(int64_t begin, int64_t end);
-  // After backward: waits for outstanding collectives and accumulates the times of this step.
+  // After backward: waits for outstanding collectives and accumulates the times of this step. On a
+  // GPU the last decompressions / accumulations are enqueued on the stream, not finished.
   void finish_backward();
   // Times since the last take_times() call (one optimizer step).
   CommTimes take_times();
 
-  // The range of the flat buffer this rank's optimizer updates, and its reduced gradients.
+  // The range of the flat buffer this rank's optimizer updates, and its reduced gradients (the
+  // gradients' dtype and device; the whole buffer at zero_stage 0).
   Shard shard() const { return shard_; }
-  const float* shard_grads() const;
+  const Tensor& shard_grads() const { return zero_stage_ == 0 ? grads_ : shard_grads_; }
   int zero_stage() const { return zero_stage_; }
   const std::vector<Bucket>& buckets() const { return buckets_; }
   GradCompression compression() const { return compression_; }
@@ -83,8 +95,10 @@ class GradReducer {
   // length on every rank. [0, n): the residual of this rank's compressed gradient (n = gradient
   // elements); [n, numel()): the "owner" residual of re-compressing the reduced chunks this rank
   // owns, per bucket a slot as long as the bucket's largest chunk (layout depends on size()); with
-  // the hierarchical shape, HierarchicalAllReduce::residual()'s layout.
+  // the hierarchical shape, HierarchicalAllReduce::residual()'s layout. fp32, on the gradients'
+  // device.
   Tensor& residual() { return hier_ ? hier_->residual() : residual_; }
+  const Tensor& residual() const { return hier_ ? hier_->residual() : residual_; }
 
  private:
   void launch(size_t bucket_index);
@@ -101,8 +115,13 @@ class GradReducer {
     int64_t owner_offset = 0;     // into the owner residual
   };
 
+  char* grad_bytes(int64_t element) const { return static_cast<char*>(grads_.raw()) + element * esize_; }
+
   Communicator& comm_;
   Tensor grads_;
+  DType dtype_;   // of the gradients
+  size_t esize_;  // bytes per gradient element
+  std::unique_ptr<GradCodec> codec_;
   int zero_stage_;
   std::vector<Bucket> buckets_;
   Shard shard_;
@@ -110,10 +129,10 @@ class GradReducer {
   GradCompression compression_;
   Tensor residual_;                  // error feedback: full buffer, then the owner slots
   std::vector<ChunkLayout> layout_;  // per bucket
-  // Compressed payloads, rank-major slots of chunk_bytes. send_: this rank's chunk r in slot r, then
-  // (the all_gather's destination) rank r's reduced chunk r; recv_: rank r's copy of my chunk.
-  std::vector<uint8_t> send_, recv_;
-  std::vector<float> owner_acc_;  // the average of my chunk (largest chunk of any bucket)
+  // Compressed payloads (bytes), rank-major slots of chunk_bytes. send_: this rank's chunk r in slot
+  // r, then (the all_gather's destination) rank r's reduced chunk r; recv_: rank r's copy of my chunk.
+  Tensor send_, recv_;
+  Tensor owner_acc_;  // fp32: the average of my chunk (largest chunk of any bucket)
   bool communicate_ = true, first_micro_ = true;
   size_t next_bucket_ = 0;
   int64_t ready_from_ = 0;

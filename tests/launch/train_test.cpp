@@ -275,6 +275,10 @@ TEST(TrainDevice, AutoPicksTheGpuWhenThereIsOneAndDefaultsItsPrecision) {
   EXPECT_EQ(gpu.str(), "cuda:2 bf16");
   const TrainDevice fp32 = resolve_train_device(device_config({"train.precision=fp32"}), gpu_machine(1));
   EXPECT_EQ(fp32.precision, Precision::kFP32);
+  // Compressed payloads, the hierarchical shape and ZeRO run on the GPU too (GradReducer on the device).
+  for (const char* set : {"parallel.grad_compression=int8", "parallel.grad_compression=bf16",
+                          "parallel.collective=hierarchical", "parallel.zero_stage=1", "parallel.zero_stage=2"})
+    EXPECT_TRUE(resolve_train_device(device_config({set}), gpu_machine(8, 8, "nccl")).is_cuda()) << set;
   const TrainDevice sr = resolve_train_device(device_config({"train.stochastic_rounding=true"}), gpu_machine(1));
   EXPECT_TRUE(sr.stochastic_rounding);
   EXPECT_EQ(sr.str(), "cuda:0 bf16 (stochastic rounding)");
@@ -289,9 +293,6 @@ TEST(TrainDevice, AutoFallsBackToTheCpuAndSaysWhy) {
   d = resolve_train_device(device_config(), gpu_machine(2, 2, "mpi"));
   EXPECT_FALSE(d.is_cuda());
   EXPECT_NE(d.note.find("NCCL"), std::string::npos) << d.note;
-  d = resolve_train_device(device_config({"parallel.grad_compression=int8"}), gpu_machine(1));
-  EXPECT_FALSE(d.is_cuda());
-  EXPECT_NE(d.note.find("not implemented on CUDA yet"), std::string::npos) << d.note;
   // Two ranks on a one-GPU node (e.g. `mpirun -np 2` on a workstation): NCCL needs a GPU per rank.
   DeviceFacts crowded = gpu_machine(1, 2, "nccl", 1);
   crowded.local_size = 2;
@@ -313,13 +314,6 @@ TEST(TrainDevice, CudaThatCannotRunIsAConfigErrorNamingTheField) {
   Error e = device_error(cuda, gpu_machine(0));
   EXPECT_EQ(e.where(), "train.device");
   EXPECT_NE(e.problem().find("no CUDA device"), std::string::npos) << e.what();
-  e = device_error(device_config({"train.device=cuda", "parallel.grad_compression=bf16"}), gpu_machine(1));
-  EXPECT_EQ(e.where(), "parallel.grad_compression");
-  EXPECT_NE(e.problem().find("not implemented on CUDA yet"), std::string::npos) << e.what();
-  e = device_error(device_config({"train.device=cuda", "parallel.zero_stage=1"}), gpu_machine(2, 2, "nccl"));
-  EXPECT_EQ(e.where(), "parallel.zero_stage");
-  EXPECT_TRUE(resolve_train_device(device_config({"train.device=cuda", "parallel.zero_stage=1"}), gpu_machine(1))
-                  .is_cuda());  // one rank: ZeRO shards nothing
   e = device_error(cuda, gpu_machine(2, 2, "mpi"));
   EXPECT_EQ(e.where(), "train.device");
   config::Config sr_fp32 = device_config({"train.device=cuda", "train.precision=fp32"});

@@ -396,7 +396,9 @@ std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
     s.size = size_;
   }
   DeviceGuard guard(device_);
-  return std::make_unique<NcclCommunicator>(opts_, std::move(s));
+  auto child = std::make_unique<NcclCommunicator>(opts_, std::move(s));
+  child->set_compute_stream(compute_stream_);
+  return child;
 }
 
 std::string NcclCommunicator::where() const { return str("rank ", rank_, " (cuda:", device_, ")"); }

@@ -107,7 +107,8 @@ class NcclCommunicator : public Communicator {
   TT_COMMUNICATOR_ALL_TO_ALL_OVERRIDE
 #endif
   // split: ncclCommSplit on this communicator's device, with the bootstrap split the same way (its
-  // control path and node layout); the new communicator has its own communication stream.
+  // control path and node layout); the new communicator has its own communication stream and starts
+  // with this one's compute stream.
   TT_COMMUNICATOR_SPLIT_OVERRIDE
 
   // The stream whose queued work every later collective waits for (default: the legacy default

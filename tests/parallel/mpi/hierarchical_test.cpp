@@ -3,6 +3,8 @@
 // GradReducer with parallel.collective "hierarchical" on pretended nodes (4 ranks = 2 nodes x 2,
 // and 1 x N / N x 1) averages fp32 gradients as the flat all-reduce does (1e-6 relative: only the
 // summation order differs) and compressed ones bit-identically on every rank, close to the mean.
+// The same reducer on bf16 gradients (the GPU trainer's) matches it on fp32 ones within bf16
+// rounding, for every payload, shape and ZeRO stage.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/tensor.h"
 #include "parallel/comm/communicator.h"
@@ -225,6 +228,77 @@ TEST(MpiHierarchical, NeedsZeroStage0) {
   EXPECT_THROW(GradReducer(c, grads, layout_ranges(), 1, small_buckets(), GradCompression::kNone, true,
                            CollectiveShape::kHierarchical, 1),
                Error);
+}
+
+// The reduced shard of this rank's (bf16-exact) input through a reducer on fp32 or bf16 gradients,
+// as fp32.
+std::vector<float> reduce_as(GradReducer& reducer, Tensor& grads, int rank) {
+  const std::vector<float> in = rank_input(rank, grads.numel(), 0);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const uint16_t h = f32_to_bf16(in[i]);
+    if (grads.dtype() == DType::kBF16)
+      grads.data<uint16_t>()[i] = h;
+    else
+      grads.data<float>()[i] = bf16_to_f32(h);
+  }
+  reducer.begin_backward(0, 1);
+  const auto& ranges = layout_ranges();
+  for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) reducer.on_grads_ready(it->first, it->second);
+  reducer.finish_backward();
+  const Tensor& shard = reducer.shard_grads();
+  const int64_t n = reducer.shard().size();
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    out[size_t(i)] = shard.dtype() == DType::kBF16 ? bf16_to_f32(shard.data<uint16_t>()[i]) : shard.data<float>()[i];
+  return out;
+}
+
+TEST(MpiGradReducer, Bf16GradientsReduceAsFp32OnesWithinBf16Rounding) {
+  Communicator& c = mpi_comm();
+  const int64_t n = layout_elems();
+  struct Setting {
+    const char* name;
+    int zero_stage;
+    GradCompression compression;
+    CollectiveShape shape;
+    int per_node;
+  };
+  std::vector<Setting> settings = {{"flat", 0, GradCompression::kNone, CollectiveShape::kFlat, 0},
+                                   {"flat int8", 0, GradCompression::kInt8, CollectiveShape::kFlat, 0},
+                                   {"flat bf16", 0, GradCompression::kBf16, CollectiveShape::kFlat, 0},
+                                   {"zero 1", 1, GradCompression::kNone, CollectiveShape::kFlat, 0},
+                                   {"zero 2", 2, GradCompression::kNone, CollectiveShape::kFlat, 0}};
+  for (int per_node : pretended_layouts(c.size())) {
+    settings.push_back({"hierarchical", 0, GradCompression::kNone, CollectiveShape::kHierarchical, per_node});
+    settings.push_back({"hierarchical int8", 0, GradCompression::kInt8, CollectiveShape::kHierarchical, per_node});
+  }
+  for (const Setting& s : settings) {
+    const std::string what = str(s.name, s.per_node ? str(", ", s.per_node, " ranks per node") : std::string());
+    Tensor f32 = Tensor::zeros("test.fp32", {n});
+    Tensor b16 = Tensor::zeros("test.bf16", {n}, DType::kBF16);
+    // Caps are bytes: halved for bf16, the buckets (and so the int8 blocks) hold the same elements.
+    BucketCaps half = small_buckets();
+    half.cap_bytes /= 2;
+    half.first_cap_bytes /= 2;
+    GradReducer on_f32(c, f32, layout_ranges(), s.zero_stage, small_buckets(), s.compression, true, s.shape,
+                       s.per_node);
+    GradReducer on_b16(c, b16, layout_ranges(), s.zero_stage, half, s.compression, true, s.shape, s.per_node);
+    ASSERT_EQ(on_b16.buckets().size(), on_f32.buckets().size()) << what;
+    for (size_t i = 0; i < on_f32.buckets().size(); ++i)
+      ASSERT_EQ(on_b16.buckets()[i].begin, on_f32.buckets()[i].begin) << what << ": bucket " << i;
+    const std::vector<float> want = reduce_as(on_f32, f32, c.rank()), got = reduce_as(on_b16, b16, c.rank());
+    ASSERT_EQ(got.size(), want.size()) << what;
+    // Inputs lie in [0.5, 1.5): at most two bf16 roundings (2^-8 relative each) of averages below 1.5.
+    int64_t bad = 0, first = -1;
+    for (size_t i = 0; i < got.size(); ++i)
+      if (!(std::fabs(got[i] - want[i]) <= 2 * 1.5 / 256)) {
+        if (first < 0) first = int64_t(i);
+        ++bad;
+      }
+    EXPECT_EQ(bad, 0) << what << ": first at " << first << " got " << (first >= 0 ? got[size_t(first)] : 0) << " want "
+                      << (first >= 0 ? want[size_t(first)] : 0);
+    if (s.zero_stage == 0) EXPECT_EQ(ranks_differing(c, got), 0) << what << ": ranks hold different gradients";
+  }
 }
 
 }  // namespace

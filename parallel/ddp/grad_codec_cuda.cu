@@ -1,0 +1,179 @@
+// The CUDA GradCodec (see grad_codec.h): compression.h's payload format and arithmetic as kernels
+// on one stream. Bit-identical to the CPU codec: explicit round-to-nearest intrinsics (__fmul_rn,
+// __fadd_rn, __fsub_rn) keep nvcc from contracting into fused multiply-adds, IEEE division for
+// the inverse scale, rintf (round half to even) as std::nearbyint. int8: one 256-thread block per
+// quantisation block (kInt8Block elements), absmax by a block reduction.
+#include "core/dtype.h"
+#include "kernels/common/cuda_common.cuh"
+#include "parallel/ddp/grad_codec.h"
+
+namespace tt::parallel {
+
+namespace {
+
+using kernels::cuda::bf16;
+using kernels::cuda::elementwise_blocks;
+using kernels::cuda::from_f32;
+using kernels::cuda::to_f32;
+
+constexpr int kThreads = 256;
+static_assert(kInt8Block == kThreads, "one thread per element of an int8 block");
+
+// Blocks of an int8 payload of n elements; its scales come first.
+__host__ __device__ __forceinline__ int64_t int8_blocks(int64_t n) { return (n + kInt8Block - 1) / kInt8Block; }
+
+__device__ __forceinline__ float block_max(float v, float* shared) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = kernels::cuda::warp_max(v);
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  float m = lane < kThreads / 32 ? shared[lane] : 0.0f;
+  return kernels::cuda::warp_max(m);
+}
+
+// x (+ residual) of element i, in fp32; x holds the sum afterwards when it is fp32 (as on the CPU).
+template <typename T>
+__device__ __forceinline__ float load_with_feedback(T* x, const float* residual, int64_t i) {
+  float v = to_f32(x[i]);
+  if (residual) v = __fadd_rn(v, residual[i]);
+  return v;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) compress_int8_kernel(T* x, float* residual, int64_t n, uint8_t* out) {
+  __shared__ float shared[kThreads / 32];
+  const int64_t blocks = int8_blocks(n);
+  const int64_t i = blockIdx.x * int64_t{kInt8Block} + threadIdx.x;
+  const bool in = i < n;
+  const float v = in ? load_with_feedback(x, residual, i) : 0.0f;
+  const float absmax = block_max(in ? fabsf(v) : 0.0f, shared);
+  const float scale = absmax / 127.0f;
+  const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+  if (threadIdx.x == 0) reinterpret_cast<float*>(out)[blockIdx.x] = scale;
+  if (!in) return;
+  const float q = fminf(fmaxf(rintf(__fmul_rn(v, inv)), -127.0f), 127.0f);
+  reinterpret_cast<int8_t*>(out + blocks * 4)[i] = static_cast<int8_t>(q);
+  if (residual) residual[i] = __fsub_rn(v, __fmul_rn(scale, q));
+}
+
+template <typename T>
+__global__ void compress_bf16_kernel(T* x, float* residual, int64_t n, bf16* out) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const float v = load_with_feedback(x, residual, i);
+    const bf16 o = __float2bfloat16_rn(v);
+    out[i] = o;
+    if (residual) residual[i] = __fsub_rn(v, __bfloat162float(o));
+  }
+}
+
+// deQ(in)[i] of an int8 payload of n elements, times `scale` as the CPU does: (scale * block scale) * q.
+__device__ __forceinline__ float int8_value(const uint8_t* in, int64_t n, int64_t i, float scale) {
+  const int64_t blocks = int8_blocks(n);
+  const float s = __fmul_rn(scale, reinterpret_cast<const float*>(in)[i / kInt8Block]);
+  return __fmul_rn(s, float(reinterpret_cast<const int8_t*>(in + blocks * 4)[i]));
+}
+
+template <bool kInt8>
+__global__ void decompress_add_kernel(const uint8_t* in, int64_t n, float scale, float* acc) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const float d =
+        kInt8 ? int8_value(in, n, i, scale) : __fmul_rn(scale, __bfloat162float(reinterpret_cast<const bf16*>(in)[i]));
+    acc[i] = __fadd_rn(acc[i], d);
+  }
+}
+
+template <bool kInt8, typename T>
+__global__ void decompress_kernel(const uint8_t* in, int64_t n, T* x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const float d = kInt8 ? int8_value(in, n, i, 1.0f) : __bfloat162float(reinterpret_cast<const bf16*>(in)[i]);
+    x[i] = from_f32<T>(d);
+  }
+}
+
+template <typename T>
+__global__ void accumulate_kernel(T* acc, const T* in, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    acc[i] = from_f32<T>(__fadd_rn(to_f32(acc[i]), to_f32(in[i])));
+}
+
+class CudaGradCodec final : public GradCodec {
+ public:
+  CudaGradCodec(GradCompression c, Device device, cudaStream_t stream) : GradCodec(c, device), stream_(stream) {}
+
+  void compress(void* x, DType dtype, float* residual, int64_t n, uint8_t* out) override {
+    if (n <= 0) return;
+    if (dtype == DType::kF32)
+      compress_typed(static_cast<float*>(x), residual, n, out);
+    else
+      compress_typed(static_cast<bf16*>(x), residual, n, out);
+  }
+
+  void decompress_add(const uint8_t* in, int64_t n, float scale, float* acc) override {
+    if (n <= 0) return;
+    if (int8())
+      decompress_add_kernel<true><<<grid(n), kThreads, 0, stream_>>>(in, n, scale, acc);
+    else
+      decompress_add_kernel<false><<<grid(n), kThreads, 0, stream_>>>(in, n, scale, acc);
+    TT_CUDA_LAUNCH_CHECK();
+  }
+
+  void decompress(const uint8_t* in, int64_t n, void* x, DType dtype) override {
+    if (n <= 0) return;
+    if (dtype == DType::kF32)
+      decompress_typed(in, n, static_cast<float*>(x));
+    else
+      decompress_typed(in, n, static_cast<bf16*>(x));
+  }
+
+  void accumulate(void* acc, const void* in, int64_t n, DType dtype) override {
+    if (n <= 0) return;
+    if (dtype == DType::kF32)
+      accumulate_kernel<<<grid(n), kThreads, 0, stream_>>>(static_cast<float*>(acc), static_cast<const float*>(in), n);
+    else
+      accumulate_kernel<<<grid(n), kThreads, 0, stream_>>>(static_cast<bf16*>(acc), static_cast<const bf16*>(in), n);
+    TT_CUDA_LAUNCH_CHECK();
+  }
+
+  void zero(void* p, size_t bytes) override {
+    if (bytes) TT_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream_));
+  }
+  void copy(void* dst, const void* src, size_t bytes) override {
+    if (bytes) TT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+  }
+
+ private:
+  bool int8() const { return compression() == GradCompression::kInt8; }
+  static unsigned grid(int64_t n) { return elementwise_blocks(n, kThreads); }
+
+  template <typename T>
+  void compress_typed(T* x, float* residual, int64_t n, uint8_t* out) {
+    TT_ASSERT(compression() != GradCompression::kNone, "GradCodec::compress without a compression");
+    if (int8()) {
+      const int64_t blocks = int8_blocks(n);
+      TT_ASSERT(blocks < (int64_t{1} << 31), "int8 payload of ", n, " elements");
+      compress_int8_kernel<<<unsigned(blocks), kThreads, 0, stream_>>>(x, residual, n, out);
+    } else {
+      compress_bf16_kernel<<<grid(n), kThreads, 0, stream_>>>(x, residual, n, reinterpret_cast<bf16*>(out));
+    }
+    TT_CUDA_LAUNCH_CHECK();
+  }
+
+  template <typename T>
+  void decompress_typed(const uint8_t* in, int64_t n, T* x) {
+    if (int8())
+      decompress_kernel<true><<<grid(n), kThreads, 0, stream_>>>(in, n, x);
+    else
+      decompress_kernel<false><<<grid(n), kThreads, 0, stream_>>>(in, n, x);
+    TT_CUDA_LAUNCH_CHECK();
+  }
+
+  cudaStream_t stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<GradCodec> create_cuda_grad_codec(GradCompression compression, Device device, void* cuda_stream) {
+  return std::make_unique<CudaGradCodec>(compression, device, static_cast<cudaStream_t>(cuda_stream));
+}
+
+}  // namespace tt::parallel
