@@ -477,13 +477,17 @@ int Trainer::load_checkpoint(const std::string& path) {
   return int(state.steps_done);
 }
 
-// How this run's error-feedback residuals are laid out: "int8 flat" or "int8 hierarchical 2 nodes x 2
-// ranks". Residuals from a checkpoint with another layout would be fed back into the wrong elements.
+// How this run's error-feedback residuals are laid out: "int8 flat", "int8 hierarchical 2 nodes x 2
+// ranks", "int8 flat bf16 gradients". Residuals from a checkpoint with another layout would be fed back into the wrong
+// elements.
 std::string Trainer::error_feedback_layout() const {
   const parallel::GradReducer& reducer = cuda_ ? *cuda_->reducer() : *reducer_;
   const parallel::NodeLayout* nodes = reducer.node_layout();
+  // Buckets are capped in bytes, so bf16 gradients have other buckets (and owner slots) than fp32.
+  const DType grads = reducer.shard_grads().dtype();
   return str(parallel::grad_compression_name(reducer.compression()), " ",
-             parallel::collective_shape_name(reducer.shape()), nodes ? " " + nodes->str() : std::string());
+             parallel::collective_shape_name(reducer.shape()), nodes ? " " + nodes->str() : std::string(),
+             grads == DType::kF32 ? std::string() : str(" ", dtype_name(grads), " gradients"));
 }
 
 // Parameters, this rank's shard of the moments, error-feedback residuals and the step count.

@@ -63,14 +63,24 @@ std::vector<int64_t> chunk_bounds(int64_t n, int parts) {
 // written with memcpy: payload slots need not be 4-byte aligned.
 namespace {
 
-inline int8_t quantise(float x, float inv) { return int8_t(std::clamp(std::nearbyint(x * inv), -127.0f, 127.0f)); }
+// NaN (a NaN or infinite gradient) quantises to 0, as on the GPU (grad_codec_cuda.cu).
+inline int8_t quantise(float x, float inv) {
+  const float q = std::nearbyint(x * inv);
+  return q == q ? int8_t(std::clamp(q, -127.0f, 127.0f)) : int8_t(0);
+}
+
+// 1 / scale, or 0 for a zero block or a scale so small (subnormal) that its inverse overflows.
+inline float inverse_scale(float scale) {
+  const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+  return std::isfinite(inv) ? inv : 0.0f;
+}
 
 // Block b of an int8 payload: absmax over g[lo, hi) -> scale; q <- Q(g); returns the scale.
 inline float quantise_block(const float* g, int64_t lo, int64_t hi, int8_t* q) {
   float absmax = 0.0f;
   for (int64_t i = lo; i < hi; ++i) absmax = std::max(absmax, std::fabs(g[i]));
   const float scale = absmax / 127.0f;
-  const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+  const float inv = inverse_scale(scale);
   for (int64_t i = lo; i < hi; ++i) q[i] = quantise(g[i], inv);
   return scale;
 }

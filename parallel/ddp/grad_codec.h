@@ -11,8 +11,8 @@
 //    afterwards on the NCCL communicator waits for that stream, which must be the communicator's
 //    compute stream. And the reducers enqueue a decompression only after waiting for the
 //    collective that filled its input.
-//  - Both codecs produce bit-identical payloads and results for the same input: round to nearest
-//    even, no fused multiply-adds.
+//  - Both codecs produce bit-identical payloads and results for the same finite input: round to
+//    nearest even, no fused multiply-adds, NaN quantised to int8 0 (only bf16 NaN payloads differ).
 // Payload format and error-feedback semantics: compression.h. Not thread-safe (one stream).
 #pragma once
 

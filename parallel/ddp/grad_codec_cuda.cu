@@ -48,10 +48,12 @@ __global__ void __launch_bounds__(kThreads) compress_int8_kernel(T* x, float* re
   const float v = in ? load_with_feedback(x, residual, i) : 0.0f;
   const float absmax = block_max(in ? fabsf(v) : 0.0f, shared);
   const float scale = absmax / 127.0f;
-  const float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+  float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
+  if (!isfinite(inv)) inv = 0.0f;  // subnormal scale: as compression.cpp's inverse_scale
   if (threadIdx.x == 0) reinterpret_cast<float*>(out)[blockIdx.x] = scale;
   if (!in) return;
-  const float q = fminf(fmaxf(rintf(__fmul_rn(v, inv)), -127.0f), 127.0f);
+  float q = rintf(__fmul_rn(v, inv));
+  q = isnan(q) ? 0.0f : fminf(fmaxf(q, -127.0f), 127.0f);  // NaN to 0, as compression.cpp
   reinterpret_cast<int8_t*>(out + blocks * 4)[i] = static_cast<int8_t>(q);
   if (residual) residual[i] = __fsub_rn(v, __fmul_rn(scale, q));
 }
@@ -86,7 +88,7 @@ template <bool kInt8, typename T>
 __global__ void decompress_kernel(const uint8_t* in, int64_t n, T* x) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     const float d = kInt8 ? int8_value(in, n, i, 1.0f) : __bfloat162float(reinterpret_cast<const bf16*>(in)[i]);
-    x[i] = from_f32<T>(d);
+    x[i] = from_f32<T>(__fadd_rn(0.0f, d));  // 0 + d as the CPU codec (-0 becomes +0)
   }
 }
 
@@ -109,6 +111,7 @@ class CudaGradCodec final : public GradCodec {
   }
 
   void decompress_add(const uint8_t* in, int64_t n, float scale, float* acc) override {
+    TT_ASSERT(compression() != GradCompression::kNone, "GradCodec::decompress_add without a compression");
     if (n <= 0) return;
     if (int8())
       decompress_add_kernel<true><<<grid(n), kThreads, 0, stream_>>>(in, n, scale, acc);
@@ -118,6 +121,7 @@ class CudaGradCodec final : public GradCodec {
   }
 
   void decompress(const uint8_t* in, int64_t n, void* x, DType dtype) override {
+    TT_ASSERT(compression() != GradCompression::kNone, "GradCodec::decompress without a compression");
     if (n <= 0) return;
     if (dtype == DType::kF32)
       decompress_typed(in, n, static_cast<float*>(x));

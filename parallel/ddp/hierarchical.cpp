@@ -102,9 +102,14 @@ HierarchicalAllReduce::HierarchicalAllReduce(Communicator& comm, Tensor grads, G
     chunk_buf_ = codec_.buffer("hierarchical.chunks", int64_t(std::max<size_t>(chunk_total, 1)), dtype_);
   }
   const int stages = compressed ? 4 : 3;
-  pipeline_ = std::make_unique<StagePipeline>(stages, [this, compressed](int stage, size_t bucket) {
-    return compressed ? issue_compressed(stage, bucket) : issue_fp32(stage, bucket);
-  });
+  // Device gradients go over NCCL: its stages must be issued in one fixed order (StagePipeline).
+  const bool eager = codec_.device().kind == DeviceKind::kCpu;
+  pipeline_ = std::make_unique<StagePipeline>(
+      stages,
+      [this, compressed](int stage, size_t bucket) {
+        return compressed ? issue_compressed(stage, bucket) : issue_fp32(stage, bucket);
+      },
+      eager);
 }
 
 HierarchicalAllReduce::~HierarchicalAllReduce() = default;

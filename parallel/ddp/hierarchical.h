@@ -22,7 +22,9 @@
 //    bit-identical gradients on all ranks. Wire bytes per rank: 2(L-1)/L of the compressed bucket
 //    on the node, 2(N-1)/N of 1/L of it across nodes (plus slot padding).
 //  - Element-wise work runs through GradReducer's GradCodec, on the gradients' device and in their
-//    dtype (fp32 or bf16); the fp32 chunk buffer holds the gradients' dtype.
+//    dtype (fp32 or bf16); the uncompressed chunk buffer holds the gradients' dtype. With GPU
+//    gradients (NCCL) only the first stage overlaps backward: the pipeline is not eager (see
+//    stage_pipeline.h), so the later stages are issued in a fixed order when backward is done.
 // Not thread-safe; driven by GradReducer.
 #pragma once
 

@@ -11,7 +11,8 @@ namespace {
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
-StagePipeline::StagePipeline(int stages, Issue issue) : stages_(stages), issue_(std::move(issue)) {
+StagePipeline::StagePipeline(int stages, Issue issue, bool eager)
+    : stages_(stages), issue_(std::move(issue)), eager_(eager) {
   TT_ASSERT(stages >= 1, "a pipeline needs at least one stage");
   work_.resize(size_t(stages));
   issued_at_.resize(size_t(stages));
@@ -42,6 +43,7 @@ void StagePipeline::start(size_t bucket) {
 }
 
 bool StagePipeline::advance() {
+  if (!eager_) return false;  // finish() issues every later stage, in its fixed order
   bool issued = false;
   for (int s = 1; s < stages_; ++s) {
     size_t& b = next_[size_t(s)];

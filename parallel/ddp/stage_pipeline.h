@@ -7,8 +7,13 @@
 // issued in bucket order. advance() (polled from backward's grad-ready callback) issues whatever
 // that rule and the completed predecessors allow; finish() issues the rest, waiting in bucket
 // order. The host work between stages (reading the previous stage's result, e.g. decompressing and
-// re-compressing) runs inside the issue callback, on the issuing thread. Not thread-safe; the
-// communicators and buffers belong to the caller.
+// re-compressing) runs inside the issue callback, on the issuing thread.
+// Eager (the default) suits MPI, whose non-blocking collectives on different communicators progress
+// independently. NCCL needs more: operations on different communicators must be issued in the same
+// order on every rank, or their kernels, each blocked waiting for peers, can deadlock. So a
+// non-eager pipeline issues only stage 0 during backward (start), advance() issues nothing, and
+// finish() issues every later stage in one fixed order (bucket by bucket, stage by stage). Not
+// thread-safe; the communicators and buffers belong to the caller.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +32,7 @@ class StagePipeline {
   // (stage 0: from start()), and per stage in increasing bucket order; returns the stage's Work.
   using Issue = std::function<std::shared_ptr<Work>(int stage, size_t bucket)>;
 
-  StagePipeline(int stages, Issue issue);
+  StagePipeline(int stages, Issue issue, bool eager = true);
 
   // Starts a round of `buckets` buckets; the previous round must have finished.
   void begin(size_t buckets);
@@ -47,6 +52,7 @@ class StagePipeline {
 
   int stages_;
   Issue issue_;
+  bool eager_;
   size_t buckets_ = 0;
   std::vector<std::vector<std::shared_ptr<Work>>> work_;  // [stage][bucket]
   std::vector<std::vector<double>> issued_at_;            // seconds, [stage][bucket]

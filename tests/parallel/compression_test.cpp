@@ -71,6 +71,24 @@ TEST(Compression, ZeroBlockStaysZero) {
   for (float x : round_trip(zeros, GradCompression::kInt8)) EXPECT_EQ(x, 0.0f);
 }
 
+// A block of subnormal gradients has a scale whose inverse overflows, and a NaN gradient has no
+// integer: both quantise to 0 (as the CUDA codec does), and the residual keeps what was dropped.
+TEST(Compression, Int8SubnormalBlocksAndNanQuantiseToZero) {
+  std::vector<float> g(size_t(2 * kInt8Block), 1e-39f);  // block 0: subnormal
+  for (int64_t i = kInt8Block; i < 2 * kInt8Block; ++i) g[size_t(i)] = 0.5f;
+  g[size_t(kInt8Block) + 3] = std::nanf("");
+  std::vector<uint8_t> out(compressed_bytes(int64_t(g.size()), GradCompression::kInt8));
+  std::vector<float> residual(g.size(), 0.0f);
+  compress_with_feedback(g.data(), residual.data(), int64_t(g.size()), GradCompression::kInt8, out.data());
+  const int8_t* q = reinterpret_cast<const int8_t*>(out.data() + 2 * 4);
+  for (int64_t i = 0; i < kInt8Block; ++i) {
+    EXPECT_EQ(q[i], 0) << i;
+    EXPECT_EQ(residual[size_t(i)], 1e-39f) << i;  // delivered by a later step, not lost
+  }
+  EXPECT_EQ(q[kInt8Block + 3], 0);
+  EXPECT_EQ(q[kInt8Block], 127);  // absmax ignores the NaN: 0.5 is the block's largest
+}
+
 // One large and one tiny gradient in the same block, every step: 1e-3 is below half the int8 step
 // (1/127/2 = 3.9e-3), so each quantisation alone rounds it to 0.
 TEST(Compression, ErrorFeedbackDeliversWhatQuantisationDrops) {

@@ -84,6 +84,25 @@ TEST(StagePipeline, NextStageOnlyAfterPreviousAndInBucketOrderPerStage) {
   for (const auto& [b, e] : spans) EXPECT_NEAR(e - b, 0.001, 1e-12);
 }
 
+// Not eager (NCCL): completions during backward issue nothing, and finish() issues every later stage
+// bucket by bucket, stage by stage: one order on every rank, whatever completed first.
+TEST(StagePipeline, NotEagerIssuesLaterStagesInOneFixedOrder) {
+  Recorder rec(3, 2);
+  StagePipeline p(3, rec.issue(), /*eager=*/false);
+  p.begin(2);
+  p.start(0);
+  p.start(1);
+  rec.works[0][1]->done = true;
+  rec.works[0][0]->done = true;
+  EXPECT_FALSE(p.advance());
+  EXPECT_EQ(rec.issued.size(), 2u);
+  std::vector<std::pair<double, double>> spans;
+  p.finish(spans);
+  const std::vector<std::pair<int, size_t>> want = {{0, 0}, {0, 1}, {1, 0}, {2, 0}, {1, 1}, {2, 1}};
+  EXPECT_EQ(rec.issued, want);
+  EXPECT_EQ(spans.size(), 6u);
+}
+
 TEST(StagePipeline, RoundsRepeatAndCompletedWorkIsDone) {
   Recorder rec(2, 2);
   StagePipeline p(2, rec.issue());
