@@ -19,6 +19,7 @@
 #include "core/tensor.h"
 #include "kernels/adamw/adamw.h"
 #include "kernels/reductions/reductions.h"
+#include "launch/grad_reducer_config.h"
 #include "optim/adamw.h"
 #include "optim/grad_clip.h"
 #include "parallel/ddp/reducer.h"
@@ -248,20 +249,12 @@ class CudaTrainingImpl final : public CudaTraining {
   // The gradient reducer of a multi-rank run: GradReducer on the device gradients, its codec on the
   // model's stream (the NCCL communicator's compute stream).
   void create_reducer() {
-    const auto& par = cfg_.parallel();
-    const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
-                                    size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
-    std::vector<std::pair<int64_t, int64_t>> ranges;
-    for (const auto& p : model_->layout()) ranges.push_back({p.offset, p.offset + shape_numel(p.shape)});
-    const parallel::GradCompression compression = parallel::parse_grad_compression(par.grad_compression());
-    reducer_ = std::make_unique<parallel::GradReducer>(
-        comm_, model_->grads_tensor(), ranges, par.zero_stage(), caps, compression, par.error_feedback(),
-        parallel::parse_collective_shape(par.collective()), /*ranks_per_node: the communicator's*/ 0, stream_);
+    reducer_ = create_grad_reducer(cfg_, comm_, model_->grads_tensor(), model_->layout(), stream_);
     model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
     if (comm_.rank() == 0)
       log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ") | ",
                precision_name(model_->precision()), " gradients, payload ",
-               parallel::grad_compression_name(compression),
+               parallel::grad_compression_name(reducer_->compression()),
                reducer_->residual().defined() ? " with error feedback" : "", " | ",
                parallel::describe_buckets(reducer_->buckets(), dtype_size(model_->dtype())));
   }

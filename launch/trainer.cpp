@@ -21,6 +21,7 @@
 #include "core/metrics.h"
 #include "data/shard.h"
 #include "kernels/reductions/reductions.h"
+#include "launch/grad_reducer_config.h"
 #include "optim/grad_clip.h"
 #include "parallel/ddp/sharding.h"
 
@@ -123,14 +124,7 @@ void Trainer::init_cpu_model() {
   // Same seed on every rank already gives the same weights; the broadcast makes it a guarantee.
   comm_.broadcast(model_->params().raw(), model_->params().numel(), DType::kF32, 0)->wait();
 
-  std::vector<std::pair<int64_t, int64_t>> tensor_ranges;
-  for (const auto& p : model_->layout()) tensor_ranges.push_back({p.offset, p.offset + shape_numel(p.shape)});
-  const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
-                                  size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
-  reducer_ =
-      std::make_unique<parallel::GradReducer>(comm_, model_->grads(), tensor_ranges, par.zero_stage(), caps,
-                                              parallel::parse_grad_compression(par.grad_compression()),
-                                              par.error_feedback(), parallel::parse_collective_shape(par.collective()));
+  reducer_ = create_grad_reducer(cfg_, comm_, model_->grads(), model_->layout());
   model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
 
   // The optimizer sees only this rank's shard (the whole buffer without ZeRO).

@@ -11,6 +11,7 @@
 #include <cudnn.h>
 #include <cudnn_frontend.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <exception>
@@ -111,13 +112,19 @@ std::shared_ptr<fe::graph::Tensor_attributes> input(fe::graph::Graph& g, const c
                       .set_data_type(type));
 }
 
+// Q, K and V: [B, NH, T, HS] views into the interleaved [B, T, 3C] qkv buffer.
+std::array<std::shared_ptr<fe::graph::Tensor_attributes>, 3> qkv_inputs(fe::graph::Graph& g,
+                                                                        const std::vector<int64_t>& dim, int64_t T,
+                                                                        int64_t C, int64_t HS) {
+  return {input(g, "Q", kQ, dim, qkv_strides(T, C, HS)), input(g, "K", kK, dim, qkv_strides(T, C, HS)),
+          input(g, "V", kV, dim, qkv_strides(T, C, HS))};
+}
+
 std::shared_ptr<fe::graph::Graph> forward_graph(int64_t B, int64_t T, int64_t NH, int64_t HS) {
   const int64_t C = NH * HS;
   auto g = new_graph();
   const std::vector<int64_t> dim{B, NH, T, HS};
-  auto Q = input(*g, "Q", kQ, dim, qkv_strides(T, C, HS));
-  auto K = input(*g, "K", kK, dim, qkv_strides(T, C, HS));
-  auto V = input(*g, "V", kV, dim, qkv_strides(T, C, HS));
+  auto [Q, K, V] = qkv_inputs(*g, dim, T, C, HS);
   auto attrs = fe::graph::SDPA_attributes()
                    .set_name("causal_sdpa")
                    .set_causal_mask(true)
@@ -137,9 +144,7 @@ std::shared_ptr<fe::graph::Graph> backward_graph(int64_t B, int64_t T, int64_t N
   const int64_t C = NH * HS;
   auto g = new_graph();
   const std::vector<int64_t> dim{B, NH, T, HS};
-  auto Q = input(*g, "Q", kQ, dim, qkv_strides(T, C, HS));
-  auto K = input(*g, "K", kK, dim, qkv_strides(T, C, HS));
-  auto V = input(*g, "V", kV, dim, qkv_strides(T, C, HS));
+  auto [Q, K, V] = qkv_inputs(*g, dim, T, C, HS);
   auto O = input(*g, "O", kO, dim, out_strides(T, C, HS));
   auto dO = input(*g, "dO", kdO, dim, out_strides(T, C, HS));
   auto Stats = input(*g, "Stats", kStats, {B, NH, T, 1}, {NH * T, T, 1, 1}, fe::DataType_t::FLOAT);
