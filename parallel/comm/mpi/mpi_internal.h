@@ -77,7 +77,12 @@ class MpiWork : public Work {
 
   // Progress-thread state.
   Stage stage = Stage::kQueued;
-  MPI_Request req = MPI_REQUEST_NULL, fp_req = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> reqs;  // the posted data requests; complete when all are
+  MPI_Request fp_req = MPI_REQUEST_NULL;
+  MPI_Request* request() {  // the one request of a single-call collective
+    reqs.assign(1, MPI_REQUEST_NULL);
+    return &reqs[0];
+  }
   int64_t fp_send[kFingerprintWords] = {0};
   std::vector<int64_t> fp_recv;
   std::vector<float> stage_send, stage_recv;  // fp32 staging for bf16/f16 reductions

@@ -28,33 +28,34 @@ void MpiCommunicator::post_data(MpiWork& w) {
         w.stage_send.resize(size_t(count));
         to_f32(w.buf, w.stage_send.data(), count, w.dtype);
         TT_MPI_CHECK(
-            MPI_Iallreduce(MPI_IN_PLACE, w.stage_send.data(), count, MPI_FLOAT, mpi_op(w.op), data_comm_, &w.req));
+            MPI_Iallreduce(MPI_IN_PLACE, w.stage_send.data(), count, MPI_FLOAT, mpi_op(w.op), data_comm_, w.request()));
       } else {
-        TT_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, w.buf, count, wire_type(w.dtype), mpi_op(w.op), data_comm_, &w.req));
+        TT_MPI_CHECK(
+            MPI_Iallreduce(MPI_IN_PLACE, w.buf, count, wire_type(w.dtype), mpi_op(w.op), data_comm_, w.request()));
       }
       break;
     }
     case CollectiveKind::kReduceScatter: {
-      if (!w.vector_variant) {  // even blocks, expressed as the _v shape when staging
-        if (!needs_staging(w.dtype)) {
-          TT_MPI_CHECK(MPI_Ireduce_scatter_block(w.send, w.buf, int(w.count), wire_type(w.dtype), mpi_op(w.op),
-                                                 data_comm_, &w.req));
-          break;
-        }
-        w.counts.assign(n, int(w.count));
-      }
-      if (needs_staging(w.dtype)) {
-        int64_t total = 0;
-        for (int c : w.counts) total += c;
+      // One MPI_Ireduce per rank (root r receives the reduction of block r), all in flight at once:
+      // every block crosses the network once and both directions of each link are busy. libnbc's
+      // MPI_Ireduce_scatter ran at a third of that here (16 MiB over 1 Gbit/s between two hosts:
+      // 213 ms against 70 ms; 16 MiB in shared memory at 4 ranks: 34 ms against 16 ms).
+      if (!w.vector_variant) w.set_vector_blocks(std::vector<int64_t>(size_t(n), w.count));
+      const bool staged = needs_staging(w.dtype);
+      if (staged) {
+        const int64_t total = int64_t(w.displs[n - 1]) + w.counts[n - 1];
         w.stage_send.resize(size_t(total));
         w.stage_recv.resize(size_t(w.counts[rank_]));
         to_f32(w.send, w.stage_send.data(), total, w.dtype);
-        TT_MPI_CHECK(MPI_Ireduce_scatter(w.stage_send.data(), w.stage_recv.data(), w.counts.data(), MPI_FLOAT,
-                                         mpi_op(w.op), data_comm_, &w.req));
-      } else {
-        TT_MPI_CHECK(
-            MPI_Ireduce_scatter(w.send, w.buf, w.counts.data(), wire_type(w.dtype), mpi_op(w.op), data_comm_, &w.req));
       }
+      const MPI_Datatype t = staged ? MPI_FLOAT : wire_type(w.dtype);
+      const size_t wire_esize = staged ? sizeof(float) : esize;
+      const char* send = staged ? reinterpret_cast<const char*>(w.stage_send.data()) : static_cast<const char*>(w.send);
+      void* recv = staged ? static_cast<void*>(w.stage_recv.data()) : w.buf;
+      w.reqs.assign(size_t(n), MPI_REQUEST_NULL);
+      for (int root = 0; root < n; ++root)
+        TT_MPI_CHECK(MPI_Ireduce(send + size_t(w.displs[root]) * wire_esize, root == rank_ ? recv : nullptr,
+                                 w.counts[root], t, mpi_op(w.op), root, data_comm_, &w.reqs[size_t(root)]));
       break;
     }
     case CollectiveKind::kAllGather: {
@@ -62,24 +63,24 @@ void MpiCommunicator::post_data(MpiWork& w) {
       if (!w.vector_variant) {
         const char* mine = static_cast<const char*>(w.buf) + size_t(rank_) * size_t(w.count) * esize;
         const void* send = w.send == mine ? MPI_IN_PLACE : w.send;
-        TT_MPI_CHECK(MPI_Iallgather(send, int(w.count), t, w.buf, int(w.count), t, data_comm_, &w.req));
+        TT_MPI_CHECK(MPI_Iallgather(send, int(w.count), t, w.buf, int(w.count), t, data_comm_, w.request()));
       } else {
         const char* mine = static_cast<const char*>(w.buf) + size_t(w.displs[rank_]) * esize;
         const void* send = w.send == mine ? MPI_IN_PLACE : w.send;
-        TT_MPI_CHECK(
-            MPI_Iallgatherv(send, w.counts[rank_], t, w.buf, w.counts.data(), w.displs.data(), t, data_comm_, &w.req));
+        TT_MPI_CHECK(MPI_Iallgatherv(send, w.counts[rank_], t, w.buf, w.counts.data(), w.displs.data(), t, data_comm_,
+                                     w.request()));
       }
       break;
     }
     case CollectiveKind::kBroadcast:
-      TT_MPI_CHECK(MPI_Ibcast(w.buf, int(w.count), raw_type(w.dtype), w.fp.op_or_root, data_comm_, &w.req));
+      TT_MPI_CHECK(MPI_Ibcast(w.buf, int(w.count), raw_type(w.dtype), w.fp.op_or_root, data_comm_, w.request()));
       break;
     case CollectiveKind::kBarrier:
-      TT_MPI_CHECK(MPI_Ibarrier(data_comm_, &w.req));
+      TT_MPI_CHECK(MPI_Ibarrier(data_comm_, w.request()));
       break;
     case CollectiveKind::kAllToAll: {
       const MPI_Datatype t = raw_type(w.dtype);  // data movement: any dtype of 1, 2 or 4 bytes
-      TT_MPI_CHECK(MPI_Ialltoall(w.send, int(w.count), t, w.buf, int(w.count), t, data_comm_, &w.req));
+      TT_MPI_CHECK(MPI_Ialltoall(w.send, int(w.count), t, w.buf, int(w.count), t, data_comm_, w.request()));
       break;
     }
   }
@@ -275,7 +276,8 @@ void MpiCommunicator::progress_loop() {
       for (auto it = active.begin(); it != active.end();) {
         MpiWork& w = **it;
         int flag = 0;
-        if (w.stage == Stage::kPosted) TT_MPI_CHECK(MPI_Test(&w.req, &flag, MPI_STATUS_IGNORE));
+        if (w.stage == Stage::kPosted)
+          TT_MPI_CHECK(MPI_Testall(int(w.reqs.size()), w.reqs.data(), &flag, MPI_STATUSES_IGNORE));
         if (flag && opts_.inject_delay_s > 0) {
           w.stage = Stage::kDone;  // the request is freed; hold the result back for the simulated link
           w.release_ns = std::max(monotonic_ns(), delayed_link_free_ns_) + (long long)(opts_.inject_delay_s * 1e9);

@@ -167,7 +167,7 @@ class RecordingCommunicator : public parallel::LocalCommunicator {
 };
 
 // The probe times reduce-scatter and all-gather through the calls the trainer issues: the _v
-// variants with ZeRO shard counts (MPI_Ireduce_scatter / MPI_Iallgatherv), not the block ones.
+// variants with ZeRO shard counts (on MPI: one MPI_Ireduce per root / MPI_Iallgatherv), not the block ones.
 TEST(Probe, CalibratesReduceScatterAndAllGatherThroughTheTrainersVariants) {
   RecordingCommunicator comm;
   ProbeOptions opts;
