@@ -11,10 +11,11 @@
 //    every dtype works, int8 payloads included; all_to_all is MPI_Ialltoall, with the same Work,
 //    deadline, fingerprint and watchdog treatment as the other collectives.
 //  - Open MPI tuning measured through tc-shaped network namespaces (docs/ground_truth.md, run 4):
-//    reduce_scatter(_v) is one MPI_Ireduce per root, all in flight together (libnbc's
-//    MPI_Ireduce_scatter ran at a third of the link); MPI_Init gets btl_tcp_links 2 (with one TCP
-//    connection per pair the two directions of a gather took turns) and the ring iallreduce, unless
-//    the user set those MCA parameters.
+//    reduce_scatter(_v) is one MPI_Ireduce per root and all_gather(_v) one MPI_Ibcast per root,
+//    all in flight together (libnbc's MPI_Ireduce_scatter ran at a third of the link, its
+//    MPI_Iallgatherv alternated between line rate and half); MPI_Init gets btl_tcp_links 2 (with
+//    one TCP connection per pair the two directions of an exchange took turns) and the ring
+//    iallreduce, unless the user set those MCA parameters.
 //  - bf16/f16 reductions go through fp32 staging buffers: the sum is accumulated in fp32 and
 //    rounded once, at the end (twice the bytes on the wire of a native 16-bit reduction).
 //  - Failure is an error, never a hang. Every Work has a deadline (CommOptions::timeout_s). When
