@@ -1,5 +1,11 @@
 // CPU reference for the linear layer: both products go to OpenBLAS sgemm (row-major, weight used
 // transposed in forward); the bias gradient is a column-chunked row sum (see column_chunks.h).
+//
+// Determinism across thread counts: OpenBLAS's own threading tiles the output by the thread count,
+// and its edge kernels round differently from its main one (with the Haswell/Zen kernels, 1 and 2
+// threads differ in the last bit). So every product is cut into fixed 128 x 128 tiles of its output,
+// each its own single-threaded sgemm (OpenBLAS runs one thread inside an OpenMP region): the same
+// tiling, and the same bits, for any thread count. Each tile reduces over the full inner dimension.
 #include <cblas.h>
 
 #include <algorithm>
@@ -10,6 +16,22 @@
 #include "kernels/matmul/matmul.h"
 
 namespace tt::kernels {
+
+namespace {
+constexpr int kTile = 128;
+
+// Calls f(r0, rows, c0, cols) for the fixed kTile x kTile tiles of a rows_total x cols_total output
+// (a tile never depends on the thread count), spread over the OpenMP threads.
+template <typename F>
+void for_tiles(int rows_total, int cols_total, const F& f) {
+  const int row_tiles = (rows_total + kTile - 1) / kTile, col_tiles = (cols_total + kTile - 1) / kTile;
+#pragma omp parallel for schedule(dynamic)
+  for (int t = 0; t < row_tiles * col_tiles; ++t) {
+    const int r0 = t / col_tiles * kTile, c0 = t % col_tiles * kTile;
+    f(r0, std::min(kTile, rows_total - r0), c0, std::min(kTile, cols_total - c0));
+  }
+}
+}  // namespace
 
 void matmul_forward_cpu(float* out, const float* inp, const float* weight, const float* bias, int M, int K, int N) {
   if (M <= 0 || N <= 0) return;
@@ -23,18 +45,27 @@ void matmul_forward_cpu(float* out, const float* inp, const float* weight, const
     if (bias == nullptr) std::memset(out, 0, sizeof(float) * static_cast<size_t>(M) * N);
     return;
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, inp, K, weight, K, beta, out, N);
+  for_tiles(M, N, [&](int i0, int rows, int j0, int cols) {  // out tile = inp rows · (weight rows)ᵀ (+ bias)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, K, 1.0f, inp + int64_t(i0) * K, K,
+                weight + int64_t(j0) * K, K, beta, out + int64_t(i0) * N + j0, N);
+  });
 }
 
 void matmul_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                          const float* weight, int M, int K, int N) {
   if (M <= 0 || N <= 0) return;
   if (K > 0) {
-    if (dinp != nullptr) {  // [M,K] += [M,N] · [N,K]
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, K, N, 1.0f, dout, N, weight, K, 1.0f, dinp, K);
+    if (dinp != nullptr) {  // [M,K] += [M,N] · [N,K], by rows of dinp
+      for_tiles(M, K, [&](int i0, int rows, int k0, int cols) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, N, 1.0f, dout + int64_t(i0) * N, N,
+                    weight + k0, K, 1.0f, dinp + int64_t(i0) * K + k0, K);
+      });
     }
-    if (dweight != nullptr) {  // [N,K] += [M,N]ᵀ · [M,K]
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, N, K, M, 1.0f, dout, N, inp, K, 1.0f, dweight, K);
+    if (dweight != nullptr) {  // [N,K] += [M,N]ᵀ · [M,K], by rows of dweight (columns of dout)
+      for_tiles(N, K, [&](int j0, int rows, int k0, int cols) {
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, cols, M, 1.0f, dout + j0, N, inp + k0, K, 1.0f,
+                    dweight + int64_t(j0) * K + k0, K);
+      });
     }
   }
   if (dbias != nullptr) {

@@ -60,12 +60,17 @@ TEST(Matmul, BackwardFiniteDifferencesAndAccumulates) {
   matmul_backward_cpu(nullptr, nullptr, nullptr, R.data(), inp.data(), w.data(), M, K, N);
 }
 
-TEST(Matmul, BackwardBitIdenticalAcrossThreadCounts) {
+// Forward and backward: OpenBLAS's own threading would tile by thread count (and differ in the
+// last bit with its Haswell/Zen kernels); the fixed tiles keep every bit. Sizes span several tiles.
+TEST(Matmul, BitIdenticalAcrossThreadCounts) {
   const int M = 67, K = 130, N = 201;
   const auto inp = random_floats(M * K, 1), w = random_floats(N * K, 2), dout = random_floats(M * N, 3);
-  std::vector<float> results[2][3];
+  const auto bias = random_floats(N, 4);
+  std::vector<float> results[2][4];
   for (int run = 0; run < 2; ++run) {
     with_threads(run + 1, [&] {
+      results[run][3].assign(size_t(M) * N, 0.0f);
+      matmul_forward_cpu(results[run][3].data(), inp.data(), w.data(), bias.data(), M, K, N);
       std::vector<float> dinp(M * K, 0.5f), dw(N * K, 0.25f), db(N, 0.125f);
       matmul_backward_cpu(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), M, K, N);
       results[run][0] = dinp;
@@ -76,6 +81,7 @@ TEST(Matmul, BackwardBitIdenticalAcrossThreadCounts) {
   EXPECT_TRUE(bit_identical(results[0][0], results[1][0])) << "dinp";
   EXPECT_TRUE(bit_identical(results[0][1], results[1][1])) << "dweight";
   EXPECT_TRUE(bit_identical(results[0][2], results[1][2])) << "dbias";
+  EXPECT_TRUE(bit_identical(results[0][3], results[1][3])) << "forward";
 }
 
 }  // namespace
