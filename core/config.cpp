@@ -525,9 +525,9 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   c.non_negative("checkpoint.keep", cfg.checkpoint().keep(), "0 keeps every checkpoint");
 
   const config::ParallelConfig& par = cfg.parallel();
-  if (par.zero_stage() < 0 || par.zero_stage() > 2)
-    c.add("parallel.zero_stage", str("parallel.zero_stage must be 0, 1 or 2 (got ", par.zero_stage(), ")"),
-          "0 all-reduces gradients; 1 shards optimizer state; 2 shards gradients too");
+  if (par.zero_stage() < 0 || par.zero_stage() > 3)
+    c.add("parallel.zero_stage", str("parallel.zero_stage must be 0, 1, 2 or 3 (got ", par.zero_stage(), ")"),
+          "0 all-reduces gradients; 1 shards optimizer state; 2 shards gradients too; 3 parameters too");
   if (par.has_bucket_cap_mb() || par.strategy() != "auto")
     c.positive_finite("parallel.bucket_cap_mb", par.bucket_cap_mb(), "gradient bucket cap in MB; the default is 25");
   if (!par.strategy().empty() && par.strategy() != "manual" && par.strategy() != "auto")
@@ -656,6 +656,7 @@ void fill_defaults(config::Config& cfg) {
   if (!parallel.has_first_bucket_cap_mb()) parallel.set_first_bucket_cap_mb(1.0f);
   if (!parallel.has_timeout_s()) parallel.set_timeout_s(300.0f);
   if (!parallel.has_error_feedback()) parallel.set_error_feedback(true);
+  if (!parallel.has_zero3_prefetch()) parallel.set_zero3_prefetch(true);
   // threads, min_lr_ratio, weight_decay, warmup_steps, checkpoint.every/keep and sample_at_end
   // default to zero, which proto3 already gives them.
 }

@@ -79,6 +79,16 @@ std::vector<ParamInfo> gpt2_param_layout(const GPT2Config& cfg) {
   return out;
 }
 
+std::vector<ParamGroup> gpt2_param_groups(const GPT2Config& cfg) {
+  std::vector<ParamGroup> groups(size_t(cfg.n_layer) + 2);
+  for (const auto& p : gpt2_param_layout(cfg)) {
+    ParamGroup& g = groups[size_t(p.layer + 1)];
+    if (g.end == 0) g.begin = p.offset;
+    g.end = p.offset + shape_numel(p.shape);
+  }
+  return groups;
+}
+
 int64_t gpt2_num_params(const GPT2Config& cfg) {
   const auto layout = gpt2_param_layout(cfg);
   return layout.back().offset + shape_numel(layout.back().shape);
@@ -91,14 +101,18 @@ double gpt2_flops_per_token(const GPT2Config& cfg, int seq_len) {
   return 6.0 * n + 12.0 * cfg.n_layer * cfg.n_embd * seq_len;
 }
 
-GPT2::GPT2(const GPT2Config& cfg, int max_batch, int max_seq)
-    : cfg_(cfg), max_batch_(max_batch), max_seq_(max_seq), layout_(gpt2_param_layout(cfg)) {
+GPT2::GPT2(const GPT2Config& cfg, int max_batch, int max_seq, bool hold_params)
+    : cfg_(cfg),
+      max_batch_(max_batch),
+      max_seq_(max_seq),
+      layout_(gpt2_param_layout(cfg)),
+      groups_(gpt2_param_groups(cfg)) {
   if (max_seq > cfg.max_seq_len)
     throw Error(ErrorKind::kConfig,
                 str("sequence length ", max_seq, " exceeds the model's max_seq_len ", cfg.max_seq_len), "train.seq_len",
                 "lower train.seq_len or raise model.max_seq_len");
   const int64_t n = gpt2_num_params(cfg);
-  params_ = Tensor::zeros("parameters", {n});
+  if (hold_params) params_ = Tensor::zeros("parameters", {n});
   grads_ = Tensor::zeros("gradients", {n});
 
   const int64_t BT = int64_t(max_batch) * max_seq, C = cfg.n_embd, L = cfg.n_layer, NH = cfg.n_head;
@@ -141,10 +155,10 @@ const ParamInfo& GPT2::param(const std::string& name) const {
               "parameter names follow Hugging Face GPT-2, e.g. h.0.attn.c_attn.weight");
 }
 
-GPT2::LayerParams GPT2::layer_params(float* base, int l) const {
+GPT2::LayerParams GPT2::layer_params(float* base, int64_t base_offset, int l) const {
   const ParamInfo* p = &layout_[2 + size_t(l) * kParamsPerLayer];
   float* ptr[kParamsPerLayer];
-  for (int i = 0; i < kParamsPerLayer; ++i) ptr[i] = base + p[i].offset;
+  for (int i = 0; i < kParamsPerLayer; ++i) ptr[i] = base + (p[i].offset - base_offset);
   return {ptr[0], ptr[1], ptr[2], ptr[3], ptr[4], ptr[5], ptr[6], ptr[7], ptr[8], ptr[9], ptr[10], ptr[11]};
 }
 
@@ -178,7 +192,16 @@ void gpt2_check_token_ids(const int32_t* ids, int64_t n, int vocab_size, const c
                   "model input", "the data was tokenized with a different vocabulary than model.vocab_size");
 }
 
-void GPT2::init_weights(uint64_t seed, float std) { gpt2_init_weights(cfg_, params_.data<float>(), seed, std); }
+void GPT2::init_weights(uint64_t seed, float std) {
+  TT_ASSERT(params_.defined(), "init_weights on a model built without a parameter buffer");
+  gpt2_init_weights(cfg_, params_.data<float>(), seed, std);
+}
+
+const float* GPT2::acquire(int group, int next_group) {
+  if (source_) return source_->acquire(group, next_group);
+  TT_ASSERT(params_.defined(), "a model built without a parameter buffer needs set_param_source");
+  return params_.data<float>() + groups_[size_t(group)].begin;
+}
 
 void GPT2::zero_grad() { grads_.fill_zero(); }
 
@@ -195,17 +218,18 @@ float GPT2::forward(const int32_t* inputs, const int32_t* targets, int B, int T)
   last_B_ = B;
   last_T_ = T;
 
-  float* p = params_.data<float>();
-  const float* wte = p + layout_[0].offset;
-  const float* wpe = p + layout_[1].offset;
-  embedding_forward_cpu(acts_.encoded.data<float>(), inputs, wte, wpe, B, T, C);
+  // Group 0 (the embeddings) starts at element 0, so layout offsets index it directly.
+  const int L = cfg_.n_layer;
+  const float* embeddings = acquire(0, 1);
+  embedding_forward_cpu(acts_.encoded.data<float>(), inputs, embeddings + layout_[0].offset,
+                        embeddings + layout_[1].offset, B, T, C);
 
   const int64_t cap_btc = int64_t(max_batch_) * max_seq_ * C;  // per-layer stride in activations
   const int64_t cap_bt = int64_t(max_batch_) * max_seq_;
   const int64_t cap_att = int64_t(max_batch_) * NH * max_seq_ * max_seq_;
   const float* residual = acts_.encoded.data<float>();
-  for (int l = 0; l < cfg_.n_layer; ++l) {
-    LayerParams lp = layer_params(p, l);
+  for (int l = 0; l < L; ++l) {
+    LayerParams lp = layer_params(const_cast<float*>(acquire(1 + l, 2 + l)), groups_[size_t(1 + l)].begin, l);
     float* ln1 = acts_.ln1.data<float>() + l * cap_btc;
     float* ln1_mean = acts_.ln1_mean.data<float>() + l * cap_bt;
     float* ln1_rstd = acts_.ln1_rstd.data<float>() + l * cap_bt;
@@ -236,8 +260,12 @@ float GPT2::forward(const int32_t* inputs, const int32_t* targets, int B, int T)
   }
   const ParamInfo& lnfw = layout_[layout_.size() - 2];
   const ParamInfo& lnfb = layout_[layout_.size() - 1];
+  const int64_t lnf_begin = groups_[size_t(L + 1)].begin;
+  const float* lnf = acquire(L + 1, 0);
   layernorm_forward_cpu(acts_.lnf.data<float>(), acts_.lnf_mean.data<float>(), acts_.lnf_rstd.data<float>(), residual,
-                        p + lnfw.offset, p + lnfb.offset, int(BT), C);
+                        lnf + (lnfw.offset - lnf_begin), lnf + (lnfb.offset - lnf_begin), int(BT), C);
+  // The tied LM head; with targets a backward usually follows, which starts here and then needs L+1.
+  const float* wte = acquire(0, targets ? L + 1 : -1) + layout_[0].offset;
   matmul_forward_cpu(acts_.logits.data<float>(), acts_.lnf.data<float>(), wte, nullptr, int(BT), C, Vp);
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
 
@@ -259,7 +287,7 @@ void GPT2::backward(float loss_scale) {
   const int B = last_B_, T = last_T_, C = cfg_.n_embd, NH = cfg_.n_head, V = cfg_.vocab_size,
             Vp = cfg_.padded_vocab_size;
   const int64_t BT = int64_t(B) * T;
-  float* p = params_.data<float>();
+  const int L = cfg_.n_layer;
   float* g = grads_.data<float>();
   const ParamInfo& wte_info = layout_[0];
   const ParamInfo& lnfw = layout_[layout_.size() - 2];
@@ -272,21 +300,23 @@ void GPT2::backward(float loss_scale) {
   float* dres = scratch_.dresidual.data<float>();
   float* dlnf = scratch_.dbtc.data<float>();
   zero(scratch_.dbtc, BT * C);
-  matmul_backward_cpu(dlnf, g + wte_info.offset, nullptr, logits, acts_.lnf.data<float>(), p + wte_info.offset, int(BT),
-                      C, Vp);
+  const float* wte = acquire(0, L + 1) + wte_info.offset;
+  matmul_backward_cpu(dlnf, g + wte_info.offset, nullptr, logits, acts_.lnf.data<float>(), wte, int(BT), C, Vp);
   zero(scratch_.dresidual, BT * C);
   const int64_t cap_btc = int64_t(max_batch_) * max_seq_ * C;
   const int64_t cap_bt = int64_t(max_batch_) * max_seq_;
   const int64_t cap_att = int64_t(max_batch_) * NH * max_seq_ * max_seq_;
   const float* last_residual = acts_.residual3.data<float>() + (cfg_.n_layer - 1) * cap_btc;
   if (cfg_.n_layer == 0) last_residual = acts_.encoded.data<float>();
-  layernorm_backward_cpu(dres, g + lnfw.offset, g + lnfb.offset, dlnf, last_residual, p + lnfw.offset,
-                         acts_.lnf_mean.data<float>(), acts_.lnf_rstd.data<float>(), int(BT), C);
+  const float* lnf = acquire(L + 1, L > 0 ? L : -1);
+  layernorm_backward_cpu(dres, g + lnfw.offset, g + lnfb.offset, dlnf, last_residual,
+                         lnf + (lnfw.offset - groups_[size_t(L + 1)].begin), acts_.lnf_mean.data<float>(),
+                         acts_.lnf_rstd.data<float>(), int(BT), C);
   report_ready(lnfw.offset, lnfb.offset + C);
 
-  for (int l = cfg_.n_layer - 1; l >= 0; --l) {
-    LayerParams lp = layer_params(p, l);
-    LayerParams lg = layer_params(g, l);
+  for (int l = L - 1; l >= 0; --l) {
+    LayerParams lp = layer_params(const_cast<float*>(acquire(1 + l, l > 0 ? l : -1)), groups_[size_t(1 + l)].begin, l);
+    LayerParams lg = layer_params(g, 0, l);
     const float* residual = l == 0 ? acts_.encoded.data<float>() : acts_.residual3.data<float>() + (l - 1) * cap_btc;
     const float* ln1 = acts_.ln1.data<float>() + l * cap_btc;
     const float* ln1_mean = acts_.ln1_mean.data<float>() + l * cap_bt;

@@ -7,6 +7,11 @@
 // reverse buffer order, and reports each finished range through a callback, so data parallelism can
 // all-reduce buckets while the rest of backward runs. Activations are allocated once for the largest
 // (B, T) the model will see; forward/backward accept any smaller B×T.
+//
+// Forward and backward read the parameters one group at a time (embeddings, block 0 … block L-1,
+// final LayerNorm: gpt2_param_groups) through a ParamSource. The model's own buffer is the default
+// source; ZeRO-3 (parallel/ddp/sharded_params.h) gathers each group from the ranks' shards instead,
+// and the model then holds no parameter buffer at all.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +45,27 @@ struct ParamInfo {
 };
 
 std::vector<ParamInfo> gpt2_param_layout(const GPT2Config& cfg);
+
+// A contiguous range [begin, end) of the parameter buffer that forward/backward use together.
+struct ParamGroup {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end - begin; }
+};
+// Group 0: wte + wpe; group 1 + l: block l; group L + 1: final LayerNorm. Together they cover the
+// buffer in order. Forward acquires 0, 1 … L, L+1, 0 (the tied LM head); backward 0, L+1, L … 1 (the
+// embedding backward needs gradients only). Group 0 is the one used at both ends (kGpt2ReusedGroup):
+// a gathering source does well to keep it.
+constexpr int kGpt2ReusedGroup = 0;
+std::vector<ParamGroup> gpt2_param_groups(const GPT2Config& cfg);
+
+// Where forward/backward read parameter values.
+class ParamSource {
+ public:
+  virtual ~ParamSource() = default;
+  // The values of group g (gpt2_param_groups), readable at the returned pointer until the next
+  // acquire. next_group (-1: none) is the group the model will acquire next, for prefetching.
+  virtual const float* acquire(int group, int next_group) = 0;
+};
 int64_t gpt2_num_params(const GPT2Config& cfg);  // elements, including vocabulary padding
 // Training FLOPs per token: 6N (non-padded weights) + 12·L·C·T (attention), as in the PaLM/llm.c MFU.
 double gpt2_flops_per_token(const GPT2Config& cfg, int seq_len);
@@ -55,7 +81,11 @@ void gpt2_check_token_ids(const int32_t* ids, int64_t n, int vocab_size, const c
 class GPT2 {
  public:
   // Allocates parameters, gradients and activations for micro-batches up to max_batch × max_seq.
-  GPT2(const GPT2Config& cfg, int max_batch, int max_seq);
+  // hold_params=false allocates no parameter buffer: set_param_source must supply the values.
+  GPT2(const GPT2Config& cfg, int max_batch, int max_seq, bool hold_params = true);
+
+  // Reads parameters from `source` (not owned; null: the model's own buffer) from now on.
+  void set_param_source(ParamSource* source) { source_ = source; }
 
   // gpt2_init_weights into params().
   void init_weights(uint64_t seed, float std);
@@ -76,7 +106,7 @@ class GPT2 {
   const GPT2Config& config() const { return cfg_; }
   const std::vector<ParamInfo>& layout() const { return layout_; }
   const ParamInfo& param(const std::string& name) const;  // throws naming the unknown name
-  Tensor& params() { return params_; }
+  Tensor& params() { return params_; }                    // undefined when built with hold_params=false
   Tensor& grads() { return grads_; }
   const float* logits() const { return acts_.logits.data<float>(); }
   int max_batch() const { return max_batch_; }
@@ -94,13 +124,17 @@ class GPT2 {
     Tensor dresidual, dbtc, dbtc2, dqkv, dfch, dfch_gelu;
   };
 
-  LayerParams layer_params(float* base, int l) const;
+  // Block l's tensors in a buffer that starts at element `base_offset` of the layout.
+  LayerParams layer_params(float* base, int64_t base_offset, int l) const;
+  const float* acquire(int group, int next_group);
   void report_ready(int64_t begin, int64_t end);
 
   GPT2Config cfg_;
   int max_batch_, max_seq_;
   std::vector<ParamInfo> layout_;
+  std::vector<ParamGroup> groups_;
   Tensor params_, grads_;
+  ParamSource* source_ = nullptr;
   Activations acts_;
   Scratch scratch_;
   std::vector<int32_t> last_inputs_, last_targets_;

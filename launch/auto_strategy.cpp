@@ -58,7 +58,8 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
     }
 
     strategy::PlanOptions opts;
-    opts.zero_stages = {0, 1, 2};
+    // ZeRO-3 runs on the CPU trainer only (a memory fallback: eligible when nothing else fits).
+    opts.zero_stages = comm.backend() == "nccl" ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1, 2, 3};
     opts.ranks = comm.size();
     const strategy::StrategyPlan plan = strategy::plan_strategy(topo, spec, opts);
     // The best candidate `train` runs (Candidate::runnable; tree only where NCCL can be told to use

@@ -1,6 +1,8 @@
 // The configured gradient reducer (see grad_reducer_config.h).
 #include "launch/grad_reducer_config.h"
 
+#include <algorithm>
+
 namespace tt {
 
 std::unique_ptr<parallel::GradReducer> create_grad_reducer(const config::Config& cfg, parallel::Communicator& comm,
@@ -12,8 +14,9 @@ std::unique_ptr<parallel::GradReducer> create_grad_reducer(const config::Config&
   const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
                                   size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
   return std::make_unique<parallel::GradReducer>(
-      comm, grads, tensor_ranges, par.zero_stage(), caps, parallel::parse_grad_compression(par.grad_compression()),
-      par.error_feedback(), parallel::parse_collective_shape(par.collective()),
+      comm, grads, tensor_ranges, std::min(par.zero_stage(), 2), caps,
+      parallel::parse_grad_compression(par.grad_compression()), par.error_feedback(),
+      parallel::parse_collective_shape(par.collective()),
       /*ranks_per_node: the communicator's own (launch/process_group.cpp applies the config's)*/ 0, cuda_stream);
 }
 

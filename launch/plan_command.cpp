@@ -143,7 +143,7 @@ int predict_collectives(const ArgParser& p, const cost::Cluster& cl, bool json) 
 
 std::string overrides_for(const strategy::Candidate& c) {
   if (!c.runnable())
-    return str("(ZeRO-", c.zero_stage, " is a priced memory fallback: `topotrain train` runs ZeRO stages 0-2)");
+    return str("(", c.label(), " is a priced memory fallback: `topotrain train` runs flat ZeRO-3 on CPU ranks only)");
   std::string out;
   for (const std::string& kv : c.config_settings()) out += (out.empty() ? "--set " : " --set ") + kv;
   return out;
@@ -303,7 +303,9 @@ int plan_main(const Args& args) {
     any_fallback = any_fallback || !c.runnable();
     ++shown;
   }
-  if (any_fallback) std::printf("   * ZeRO-3: a priced memory fallback; `topotrain train` runs ZeRO stages 0-2\n");
+  if (any_fallback)
+    std::printf(
+        "   * priced memory fallback: `topotrain train` runs ZeRO-3 flat on CPU ranks only (its CPU trainer)\n");
   if (shown < plan.candidates.size()) std::printf("   (%zu more; --top 0 shows all)\n", plan.candidates.size() - shown);
   std::printf("\n");
   if (pick)

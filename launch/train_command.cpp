@@ -44,15 +44,17 @@ int train_main(const Args& args) {
 
     Trainer trainer(cfg, p.get("--config"), *comm);
     const TrainSummary s = trainer.train(p.get_flag("--resume"));
+    const bool sample = cfg.train().sample_at_end() && !s.interrupted;
+    GPT2* sampler = sample ? &trainer.model() : nullptr;  // every rank: collective with ZeRO-3
     if (comm->rank() != 0) return s.interrupted ? 130 : 0;
     std::printf("final train loss %.4f", s.final_train_loss);
     if (s.final_val_loss >= 0) std::printf(" | val loss %.4f", s.final_val_loss);
     std::printf(" | %d steps | %.0f tokens/s\n", s.steps_done, s.tokens_per_s);
     print_entropy_floor(cfg, s.final_val_loss);
-    if (cfg.train().sample_at_end() && !s.interrupted) {
+    if (sampler) {
       SampleSettings ss;
       ss.max_new_tokens = 200;
-      const std::string text = generate_text(trainer.model(), trainer.codec(), "", ss);
+      const std::string text = generate_text(*sampler, trainer.codec(), "", ss);
       std::printf("sample: %s\n", text.c_str());
     }
     std::fflush(stdout);

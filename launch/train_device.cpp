@@ -23,6 +23,9 @@ std::vector<Blocker> cuda_blockers(const config::Config& cfg, const DeviceFacts&
                    str("head size ", m.n_embd() / m.n_head(), " (n_embd ", m.n_embd(), " / n_head ", m.n_head(),
                        ") is not supported by the CUDA attention kernels"),
                    "use a head size of 32, 64 or 128, or train.device=cpu"});
+  if (cfg.parallel().zero_stage() == 3)
+    out.push_back({"parallel.zero_stage", "ZeRO-3 (parameters gathered per layer) runs on the CPU trainer only",
+                   "use parallel.zero_stage 2 on GPUs (gradients and optimizer state sharded), or train.device=cpu"});
   if (f.world_size > 1 && f.comm_backend != "nccl")
     out.push_back({"train.device",
                    str("the CUDA trainer with ", f.world_size, " ranks needs the NCCL communicator, but this job uses ",

@@ -81,12 +81,7 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   model_config_ = GPT2Config::make(m.n_layer(), m.n_head(), m.n_embd(), m.vocab_size(), m.max_seq_len());
   const GPT2Config& mc = model_config_;
   if (device_.is_cuda()) {
-    // The CPU model's init gives the same weights as a CPU run; the broadcast makes them identical
-    // on every rank.
-    std::vector<float> init(size_t(gpt2_num_params(mc)));
-    gpt2_init_weights(mc, init.data(), t.seed(), m.init_std());
-    comm_.broadcast(init.data(), int64_t(init.size()), DType::kF32, 0)->wait();
-    cuda_ = create_cuda_training(cfg, mc, device_, comm_, init.data());
+    cuda_ = create_cuda_training(cfg, mc, device_, comm_, initial_weights().data());
   } else {
     init_cpu_model();
   }
@@ -114,15 +109,35 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   targets_.resize(inputs_.size());
 }
 
-// The CPU model, its gradient reducer and the (sharded) AdamW.
+std::vector<float> Trainer::initial_weights() {
+  std::vector<float> init(size_t(gpt2_num_params(model_config_)));
+  gpt2_init_weights(model_config_, init.data(), cfg_.train().seed(), cfg_.model().init_std());
+  // Same seed on every rank already gives the same weights; the broadcast makes it a guarantee.
+  comm_.broadcast(init.data(), int64_t(init.size()), DType::kF32, 0)->wait();
+  return init;
+}
+
+// The CPU model, its gradient reducer and the (sharded) AdamW; with ZeRO-3 the model holds no
+// parameters and reads them from the ranks' shards (sharded_params_).
 void Trainer::init_cpu_model() {
   const auto& t = cfg_.train();
   const auto& o = cfg_.optimizer();
   const auto& par = cfg_.parallel();
-  model_ = std::make_unique<GPT2>(model_config_, t.batch_size(), t.seq_len());
-  model_->init_weights(t.seed(), cfg_.model().init_std());
-  // Same seed on every rank already gives the same weights; the broadcast makes it a guarantee.
-  comm_.broadcast(model_->params().raw(), model_->params().numel(), DType::kF32, 0)->wait();
+  const bool zero3 = par.zero_stage() == 3;
+  model_ = std::make_unique<GPT2>(model_config_, t.batch_size(), t.seq_len(), /*hold_params=*/!zero3);
+  {
+    const std::vector<float> init = initial_weights();
+    if (zero3) {
+      sharded_params_ =
+          std::make_unique<parallel::ShardedParams>(comm_, gpt2_param_groups(model_config_), int64_t(init.size()),
+                                                    std::vector<int>{kGpt2ReusedGroup}, par.zero3_prefetch());
+      const parallel::Shard mine = sharded_params_->shard();
+      std::memcpy(sharded_params_->shard_data(), init.data() + mine.begin, size_t(mine.size()) * sizeof(float));
+      model_->set_param_source(sharded_params_.get());
+    } else {
+      std::memcpy(model_->params().raw(), init.data(), model_->params().nbytes());
+    }
+  }
 
   reducer_ = create_grad_reducer(cfg_, comm_, model_->grads(), model_->layout());
   model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
@@ -132,10 +147,12 @@ void Trainer::init_cpu_model() {
   optimizer_ = std::make_unique<AdamW>(adamw_ranges(model_->layout(), shard.begin, shard.end),
                                        std::max<int64_t>(shard.size(), 1),
                                        AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()});
+  TT_ASSERT(!zero3 || (sharded_params_->shard().begin == shard.begin && sharded_params_->shard().end == shard.end),
+            "ZeRO-3 parameter and gradient shards differ");
   if (is_rank0() && comm_.size() > 1)
     log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(),
-             " node(s)) | zero_stage ", par.zero_stage(), " | gradients ",
-             parallel::grad_compression_name(reducer_->compression()),
+             " node(s)) | zero_stage ", par.zero_stage(), zero3 ? " (parameters gathered per layer)" : "",
+             " | gradients ", parallel::grad_compression_name(reducer_->compression()),
              reducer_->residual().defined() ? " with error feedback" : "", " | ",
              parallel::describe_buckets(reducer_->buckets(), sizeof(float)));
 }
@@ -166,7 +183,8 @@ float Trainer::average_over_ranks(float value) {
 }
 
 double Trainer::all_gather_params() {
-  if (reducer_->zero_stage() == 0 || comm_.size() == 1) return 0.0;
+  // ZeRO-3 gathers parameter groups when forward/backward need them instead.
+  if (reducer_->zero_stage() == 0 || comm_.size() == 1 || sharded_params_) return 0.0;
   const auto t0 = Clock::now();
   const parallel::Shard shard = reducer_->shard();
   float* params = model_->params().data<float>();
@@ -216,15 +234,18 @@ StepStats Trainer::step(int step) {
   s.grad_norm = std::sqrt(double(sum_sq));
   const float scale = clip_scale(s.grad_norm, cfg_.optimizer().grad_clip());
   s.lr = schedule_.lr_at(step);
+  float* shard_params = sharded_params_ ? sharded_params_->shard_data() : model_->params().data<float>() + shard.begin;
   if (scale > 0.0f)
-    optimizer_->step(model_->params().data<float>() + shard.begin, shard_grads, s.lr, scale);
+    optimizer_->step(shard_params, shard_grads, s.lr, scale);
   else if (is_rank0())
     log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
+  if (sharded_params_) sharded_params_->invalidate();
   const double gather_s = all_gather_params();
-  s.param_gather_s = gather_s;
-  s.comm_s += gather_s;
-  s.exposed_comm_s += gather_s;
   s.optimizer_s = seconds_since(t0) - gather_s;
+  // ZeRO-3 waited for its parameter groups inside forward and backward instead.
+  s.param_gather_s = sharded_params_ ? sharded_params_->take_wait_s() : gather_s;
+  s.comm_s += s.param_gather_s;
+  s.exposed_comm_s += s.param_gather_s;
   s.loss = average_over_ranks(float(loss_sum / accum));
   s.total_s = seconds_since(start);
   return s;
@@ -239,7 +260,12 @@ float Trainer::validate() {
   float sum = 0.0f;
   for (int round = 0; round * world < t.val_batches(); ++round) {
     val_loader_->next(inputs_.data(), targets_.data());
-    if (round * world + rank < t.val_batches()) sum += eval_loss();
+    const bool counted = round * world + rank < t.val_batches();
+    // ZeRO-3's forward is collective (parameter gathers): every rank runs every round.
+    if (counted || sharded_params_) {
+      const float loss = eval_loss();
+      if (counted) sum += loss;
+    }
   }
   if (world > 1) comm_.all_reduce(&sum, 1, DType::kF32, parallel::ReduceOp::kSum)->wait();
   return sum / float(t.val_batches());
@@ -251,11 +277,13 @@ float Trainer::eval_loss() {
 }
 
 GPT2& Trainer::model() {
-  if (cuda_) {
-    if (!model_) model_ = std::make_unique<GPT2>(model_config_, 1, cfg_.train().seq_len());
-    cuda_->get_working_params(model_->params().data<float>());
-  }
-  return *model_;
+  if (!cuda_ && !sharded_params_) return *model_;
+  if (!host_copy_) host_copy_ = std::make_unique<GPT2>(model_config_, 1, cfg_.train().seq_len());
+  if (cuda_)
+    cuda_->get_working_params(host_copy_->params().data<float>());
+  else
+    sharded_params_->gather_all(host_copy_->params().data<float>());  // collective
+  return *host_copy_;
 }
 
 void Trainer::print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const {
@@ -326,7 +354,8 @@ TrainSummary Trainer::train(bool resume) {
           .add("step_s", s.total_s)
           .add("data_s", s.data_s)
           .add("comm_s", s.comm_s)
-          .add("exposed_comm_s", s.exposed_comm_s);
+          .add("exposed_comm_s", s.exposed_comm_s)
+          .add("peak_memory_bytes", int64_t(memory_stats(device_.device).peak_bytes));  // rank 0's, so far
       if (zero_stage() > 0) j.add("param_gather_s", s.param_gather_s);
       if (do_val) j.add("val_loss", val_loss);
       metrics->write(j);
@@ -355,7 +384,7 @@ TrainSummary Trainer::train(bool resume) {
 
 void Trainer::gather_moment(Tensor& shard, Tensor& full) {
   const parallel::Shard sh = reducer_->shard();
-  const int64_t n = model_->params().numel();
+  const int64_t n = gpt2_num_params(model_config_);
   if (reducer_->zero_stage() == 0) {
     full = shard;
     return;
@@ -388,7 +417,12 @@ void Trainer::save_checkpoint(int steps_done) {
       std::memcpy(residuals.raw(), all.data(), residuals.nbytes());
     }
   } else {
-    params = model_->params();
+    if (sharded_params_) {
+      params = Tensor::zeros("checkpoint.params", {gpt2_num_params(model_config_)});
+      sharded_params_->gather_all(params.data<float>());  // collective
+    } else {
+      params = model_->params();
+    }
     gather_moment(optimizer_->m(), m);
     gather_moment(optimizer_->v(), v);
     // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
@@ -487,13 +521,17 @@ std::string Trainer::error_feedback_layout() const {
 // Parameters, this rank's shard of the moments, error-feedback residuals and the step count.
 void Trainer::load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int64_t optimizer_steps,
                              const std::function<const std::string&(const char*)>& whole) {
-  r.copy_to("params", model_->params().raw(), model_->params().nbytes());
-  // Each rank takes its shard, whatever the rank count that wrote them.
+  // Each rank takes its shard, whatever the rank count that wrote them (ZeRO-3: of the parameters too).
   const parallel::Shard shard = reducer_->shard();
-  for (const auto& [name, tensor] :
-       {std::pair<const char*, Tensor*>{"adam_m", &optimizer_->m()}, {"adam_v", &optimizer_->v()}})
-    std::memcpy(tensor->raw(), whole(name).data() + size_t(shard.begin) * sizeof(float),
-                size_t(shard.size()) * sizeof(float));
+  std::vector<std::pair<const char*, float*>> shards = {{"adam_m", optimizer_->m().data<float>()},
+                                                        {"adam_v", optimizer_->v().data<float>()}};
+  if (sharded_params_)
+    shards.push_back({"params", sharded_params_->shard_data()});
+  else
+    r.copy_to("params", model_->params().raw(), model_->params().nbytes());
+  for (const auto& [name, dst] : shards)
+    std::memcpy(dst, whole(name).data() + size_t(shard.begin) * sizeof(float), size_t(shard.size()) * sizeof(float));
+  if (sharded_params_) sharded_params_->invalidate();
   if (reducer_->residual().defined()) load_residuals(r, writer_world_size, reducer_->residual());
   optimizer_->set_steps_taken(optimizer_steps);
 }

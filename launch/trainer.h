@@ -27,6 +27,7 @@
 #include "optim/lr_schedule.h"
 #include "parallel/comm/communicator.h"
 #include "parallel/ddp/reducer.h"
+#include "parallel/ddp/sharded_params.h"
 
 namespace tt {
 
@@ -62,8 +63,8 @@ class Trainer {
   // Mean loss over train.val_batches batches of the validation split (the same batches every time).
   float validate();
 
-  // The model on the host. On cuda: a CPU copy (batch 1) of the current weights, refreshed by every
-  // call (for sampling).
+  // The model on the host. On cuda and with ZeRO-3: a CPU copy (batch 1) of the current weights,
+  // refreshed by every call (for sampling); with ZeRO-3 the call is collective (gathers the shards).
   GPT2& model();
   const GPT2Config& model_config() const { return model_config_; }
   const TrainDevice& device() const { return device_; }
@@ -75,6 +76,8 @@ class Trainer {
   bool uses_random_data() const { return train_loader_ == nullptr; }
 
  private:
+  // The initial weights (train.seed), identical on every rank (collective).
+  std::vector<float> initial_weights();
   void init_cpu_model();
   void save_checkpoint(int steps_done);
   // The full AdamW moment (m or v) in `full`, gathered from the ranks' shards when sharded.
@@ -83,7 +86,7 @@ class Trainer {
   double all_gather_params();
   float average_over_ranks(float value);
   bool is_rank0() const { return comm_.rank() == 0; }
-  int zero_stage() const { return reducer_ ? reducer_->zero_stage() : cfg_.parallel().zero_stage(); }
+  int zero_stage() const { return cfg_.parallel().zero_stage(); }
   // Mean loss of the batch in inputs_/targets_ on the run's device.
   float eval_loss();
   int load_checkpoint(const std::string& path);  // returns steps done
@@ -101,10 +104,12 @@ class Trainer {
   parallel::Communicator& comm_;
   GPT2Config model_config_;
   TrainDevice device_;
-  std::unique_ptr<CudaTraining> cuda_;              // the GPU side; null on the CPU
-  std::unique_ptr<GPT2> model_;                     // on the CPU: the model; on cuda: the sampling copy
-  std::unique_ptr<parallel::GradReducer> reducer_;  // CPU only (the GPU's: cuda_->reducer())
-  std::unique_ptr<AdamW> optimizer_;                // CPU only
+  std::unique_ptr<CudaTraining> cuda_;                       // the GPU side; null on the CPU
+  std::unique_ptr<GPT2> model_;                              // CPU only
+  std::unique_ptr<GPT2> host_copy_;                          // model()'s copy on cuda and with ZeRO-3
+  std::unique_ptr<parallel::ShardedParams> sharded_params_;  // CPU ZeRO-3 only
+  std::unique_ptr<parallel::GradReducer> reducer_;           // CPU only (the GPU's: cuda_->reducer())
+  std::unique_ptr<AdamW> optimizer_;                         // CPU only
   // Train: shuffled (seed = train.seed), read ahead by a background thread. Val: plain, in order.
   std::unique_ptr<data::PrefetchLoader> train_loader_;
   std::unique_ptr<data::DataLoader> val_loader_;

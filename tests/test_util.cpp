@@ -66,14 +66,17 @@ std::map<int, StepMetrics> read_step_metrics(const std::string& metrics_path) {
   std::ifstream f(metrics_path);
   std::string line;
   const std::regex step_re("\"step\":(\\d+)"), loss_re("\"loss\":([^,}]+)"), comm_re("\"comm_s\":([^,}]+)"),
-      exposed_re("\"exposed_comm_s\":([^,}]+)");
+      exposed_re("\"exposed_comm_s\":([^,}]+)"), peak_re("\"peak_memory_bytes\":([^,}]+)"),
+      gather_re("\"param_gather_s\":([^,}]+)");
   while (std::getline(f, line)) {
-    std::smatch s, l, c, e;
+    std::smatch s, l, c, e, p, g;
     if (!std::regex_search(line, s, step_re) || !std::regex_search(line, l, loss_re)) continue;
     StepMetrics r;
     r.loss = l[1];
     if (std::regex_search(line, c, comm_re)) r.comm_s = std::stod(c[1]);
     if (std::regex_search(line, e, exposed_re)) r.exposed_comm_s = std::stod(e[1]);
+    if (std::regex_search(line, p, peak_re)) r.peak_memory_bytes = std::stod(p[1]);
+    if (std::regex_search(line, g, gather_re)) r.param_gather_s = std::stod(g[1]);
     out[std::stoi(s[1])] = r;
   }
   return out;

@@ -44,6 +44,8 @@ std::map<int, std::string> metric_by_step(const std::string& metrics_path, const
 struct StepMetrics {
   std::string loss;
   double comm_s = 0, exposed_comm_s = 0;
+  double peak_memory_bytes = 0;  // rank 0's peak so far
+  double param_gather_s = 0;     // ZeRO: time the step waited for parameter gathers
   double loss_value() const;
 };
 // step -> StepMetrics for every record of a metrics.jsonl that has both "step" and "loss".

@@ -29,7 +29,8 @@
 //                 micro-step of an accumulation communicates.
 //   zero_stage 2: as 1, but every micro-step is reduced and accumulated into the shard, and the full
 //                 gradient buffer is cleared for the next micro-step: reduced gradients live only
-//                 sharded.
+//                 sharded. ZeRO-3 reduces gradients this way too; its parameter shards are
+//                 ShardedParams (sharded_params.h).
 // Gradients are fp32 or bf16, on the CPU or on a CUDA device: every element-wise step runs through
 // a GradCodec (grad_codec.h) on the gradients' device, and every buffer the collectives touch lives
 // there too. With CUDA gradients the communicator must be NCCL's, with `cuda_stream` (the stream

@@ -116,6 +116,7 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
   c.payload = payload;
   c.shape = shape;
   c.zero_stage = zero_stage;
+  c.runs_in_train = zero_stage <= 2 || (!cluster.has_gpus && shape != Algorithm::kHierarchical);
   const int accum = std::max(1, model.accum_steps);
   const double fwd_micro = compute.forward_s / accum, bwd_micro = compute.backward_s / accum;
   c.compute_s = compute.forward_s + compute.backward_s;
@@ -284,7 +285,7 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
         // Tree: NCCL's, selected by NCCL_ALGO=Tree on GPU ranks; the MPI backend's all-reduce is a ring.
         if (!single && zero == 0 && payload == Payload::kFp32 && cluster.has_gpus) shapes.push_back(Algorithm::kTree);
         // Hierarchical: GradReducer's all-reduce (parallel.collective "hierarchical", every payload);
-        // ZeRO-3 (priced only) keeps it for comparison; ZeRO-1/2 reduce-scatter flat.
+        // ZeRO-3 keeps it for comparison (priced only); ZeRO-1/2 reduce-scatter flat.
         if (cluster.nodes > 1 && cluster.ranks_per_node > 1 && (zero == 0 || zero == 3))
           shapes.push_back(Algorithm::kHierarchical);
         for (Algorithm shape : shapes)
@@ -338,10 +339,12 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
       std::any_of(plan.candidates.begin(), plan.candidates.end(), [](const Candidate& c) { return c.zero_stage == 3; });
   if (low_stage_fits && any_zero3)
     plan.notes.push_back("ZeRO-3 candidates are a memory fallback, considered only when no ZeRO-0/1/2 candidate fits");
-  if (p && p->zero_stage == 3)
+  if (p && p->zero_stage == 3 && !p->runnable())
     plan.notes.push_back(
-        "ZeRO-3 is priced but GradReducer implements stages 0-2: this model needs sharded parameters, "
-        "recompute or an 8-bit optimizer to train here");
+        "ZeRO-3 is priced only on GPU ranks (the CPU trainer runs it, the CUDA trainer runs stages 0-2): this model "
+        "needs sharded parameters, recompute or an 8-bit optimizer to train here");
+  else if (any_zero3 && cluster.has_gpus)
+    plan.notes.push_back("ZeRO-3 is priced only on GPU ranks: `topotrain train` runs it on the CPU trainer");
   if (p && p->payload != Payload::kFp32 && p->zero_stage == 0 && p->shape != Algorithm::kHierarchical &&
       options.compressed_all_reduce == CompressedAllReduce::kRing) {
     const Candidate whole_buckets =

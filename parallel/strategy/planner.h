@@ -19,16 +19,16 @@
 //    residual. Activations are not modelled: a fraction of device memory (memory_reserve) is held
 //    back for them, workspaces and fragmentation instead.
 //  * ZeRO-3 is priced (parameters re-gathered for forward and for backward, the backward gather
-//    ahead of the gradient buckets on the link) but is a memory fallback only: its candidates are
-//    eligible when no stage 0–2 candidate fits (GradReducer implements stages 0–2; a stage-3 pick
-//    says so in notes).
+//    ahead of the gradient buckets on the link) and is a memory fallback: its candidates are
+//    eligible when no stage 0–2 candidate fits. The CPU trainer runs it (flat, fp32:
+//    parallel/ddp/sharded_params.h); on GPU ranks it is priced only.
 //  * Tree is an all-reduce algorithm only (as in NCCL), offered for GPU ranks only (NCCL_ALGO=Tree;
 //    the MPI backend runs a ring); hierarchical only exists with > 1 node, and
 //    only for the all-reduce (GradReducer's HierarchicalAllReduce, every payload: its codec adds the
 //    decompress-add of the copies on the node and across nodes) and the priced ZeRO-3.
 //  * Only what `topotrain train` runs is offered (Candidate::runnable, config_settings): compressed
 //    payloads with ZeRO-0 only (GradReducer compresses the all-reduce), hierarchical with ZeRO-0;
-//    ZeRO-3 stays a priced fallback.
+//    ZeRO-3 flat on CPU ranks (hierarchical ZeRO-3 and GPU ZeRO-3 are priced for comparison only).
 //  * The codec (quantize before, decompress-add after) is priced from the probe's measurement of
 //    parallel/ddp/compression on the cluster's CPUs when the Topology has one (CPU ranks), else as
 //    a memory-bound pass at the device's bandwidth (cost::codec_time_s).
@@ -92,7 +92,8 @@ struct Candidate {
   double step_s = 0;        // compute + exposed + optimizer + gather
   double memory_bytes = 0;  // per GPU
   bool fits = false;
-  bool eligible = false;  // may be picked: fits, and not a ZeRO-3 candidate while a stage 0-2 one fits
+  bool eligible = false;       // may be picked: fits, and not a ZeRO-3 candidate while a stage 0-2 one fits
+  bool runs_in_train = false;  // see runnable()
 
   cost::Collective grad_collective() const {
     return zero_stage == 0 ? cost::Collective::kAllReduce : cost::Collective::kReduceScatter;
@@ -100,10 +101,11 @@ struct Candidate {
   std::string shape_name() const;       // "ring", "tree", "hier"
   std::string collective_name() const;  // "all_reduce", "rs+ag"
   std::string label() const;            // "25MB fp32 ring all_reduce zero0"
-  // `topotrain train` runs every candidate but ZeRO-3 (a priced memory fallback). Ring and tree both
-  // run as the communicator's own all-reduce (parallel.collective "flat"; tree is offered on GPU
-  // ranks, where NCCL_ALGO=Tree selects it), hierarchical as GradReducer's.
-  bool runnable() const { return zero_stage <= 2; }
+  // `topotrain train` runs every candidate of stages 0-2, and flat ZeRO-3 on CPU ranks (the CPU
+  // trainer's); GPU and hierarchical ZeRO-3 are priced memory fallbacks. Ring and tree both run as
+  // the communicator's own all-reduce (parallel.collective "flat"; tree is offered on GPU ranks,
+  // where NCCL_ALGO=Tree selects it), hierarchical as GradReducer's.
+  bool runnable() const { return runs_in_train; }
   // The config fields that select this candidate, "parallel.zero_stage=0", ... (for --set);
   // empty when not runnable. Their values one by one:
   std::vector<std::string> config_settings() const;

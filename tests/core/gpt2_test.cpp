@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "core/rng.h"
@@ -148,6 +150,84 @@ TEST(Gpt2, OutOfVocabularyTokenIsADataError) {
     EXPECT_EQ(e.kind(), ErrorKind::kData);
     EXPECT_NE(std::string(e.what()).find("token id 11"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace tt
+
+namespace tt {
+namespace {
+
+// A ParamSource that copies each acquired group into a group-sized buffer of its own and turns the
+// previous group's buffer into NaNs (kept allocated), so a pointer into the wrong group or a read
+// past the next acquire shows up; it records the (group, next_group) calls.
+class CopyingSource : public ParamSource {
+ public:
+  CopyingSource(const std::vector<float>& full, std::vector<ParamGroup> groups) : full_(full), groups_(groups) {}
+  const float* acquire(int group, int next_group) override {
+    calls.push_back({group, next_group});
+    previous_ = std::move(window_);
+    std::fill(previous_.begin(), previous_.end(), std::nanf(""));
+    const ParamGroup& g = groups_[size_t(group)];
+    window_.assign(full_.begin() + g.begin, full_.begin() + g.end);
+    return window_.data();
+  }
+  std::vector<std::pair<int, int>> calls;
+
+ private:
+  const std::vector<float>& full_;
+  std::vector<ParamGroup> groups_;
+  std::vector<float> window_, previous_;
+};
+
+TEST(Gpt2, ParamGroupsAreEmbeddingsBlocksAndFinalLayerNormInBufferOrder) {
+  const GPT2Config cfg = GPT2Config::make(3, 2, 8, 11, 4);
+  const auto groups = gpt2_param_groups(cfg);
+  const auto layout = gpt2_param_layout(cfg);
+  ASSERT_EQ(groups.size(), 5u);
+  EXPECT_EQ(groups[0].begin, 0);
+  EXPECT_EQ(groups[0].end, layout[2].offset);  // wte + wpe
+  for (size_t i = 1; i < groups.size(); ++i) EXPECT_EQ(groups[i].begin, groups[i - 1].end);
+  EXPECT_EQ(groups[1].size(), 12 * 8 * 8 + 13 * 8);  // one block: 12C² + 13C
+  EXPECT_EQ(groups.back().size(), 2 * 8);            // ln_f weight and bias
+  EXPECT_EQ(groups.back().end, gpt2_num_params(cfg));
+}
+
+// Reading parameters group by group through a ParamSource (ZeRO-3's path) gives the same loss and
+// gradients, bit for bit, as the model's own buffer, in the documented acquire order.
+TEST(Gpt2, ParamSourceGivesBitIdenticalLossAndGradientsInTheDocumentedOrder) {
+  const int B = 2, T = 4;
+  const GPT2Config cfg = GPT2Config::make(3, 2, 8, 11, 4);
+  GPT2 own(cfg, B, T);
+  own.init_weights(3, 0.05f);
+  const std::vector<float> full(own.params().data<float>(), own.params().data<float>() + own.params().numel());
+  GPT2 sourced(cfg, B, T, /*hold_params=*/false);
+  EXPECT_FALSE(sourced.params().defined());
+  CopyingSource source(full, gpt2_param_groups(cfg));
+  sourced.set_param_source(&source);
+
+  const Batch batch = random_batch(B, T, cfg.vocab_size, 7);
+  for (int micro = 0; micro < 2; ++micro) {  // gradients accumulate across two backward passes
+    EXPECT_EQ(own.forward(batch.inputs.data(), batch.targets.data(), B, T),
+              sourced.forward(batch.inputs.data(), batch.targets.data(), B, T));
+    own.backward(0.5f);
+    sourced.backward(0.5f);
+  }
+  const float* a = own.grads().data<float>();
+  const float* b = sourced.grads().data<float>();
+  for (int64_t i = 0; i < own.grads().numel(); ++i) ASSERT_EQ(a[i], b[i]) << "gradient element " << i;
+
+  const int L = cfg.n_layer;
+  std::vector<std::pair<int, int>> step = {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 0}, {0, L + 1}};  // forward
+  for (auto c : std::vector<std::pair<int, int>>{{0, L + 1}, {L + 1, L}, {3, 2}, {2, 1}, {1, -1}}) step.push_back(c);
+  std::vector<std::pair<int, int>> want = step;
+  want.insert(want.end(), step.begin(), step.end());
+  EXPECT_EQ(source.calls, want);
+
+  // Without targets (sampling) the LM head announces nothing after it.
+  source.calls.clear();
+  sourced.forward(batch.inputs.data(), nullptr, B, T);
+  EXPECT_EQ(source.calls.back(), std::make_pair(0, -1));
 }
 
 }  // namespace

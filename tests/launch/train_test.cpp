@@ -299,6 +299,14 @@ TEST(TrainDevice, AutoFallsBackToTheCpuAndSaysWhy) {
   d = resolve_train_device(device_config(), crowded);
   EXPECT_FALSE(d.is_cuda());
   EXPECT_NE(d.note.find("2 ranks on this node share 1 visible GPU"), std::string::npos) << d.note;
+  // ZeRO-3 is the CPU trainer's; forcing cuda with it names the field.
+  d = resolve_train_device(device_config({"parallel.zero_stage=3"}), gpu_machine(8, 8, "nccl"));
+  EXPECT_FALSE(d.is_cuda());
+  EXPECT_NE(d.note.find("ZeRO-3"), std::string::npos) << d.note;
+  EXPECT_EQ(
+      device_error(device_config({"train.device=cuda", "parallel.zero_stage=3"}), gpu_machine(8, 8, "nccl")).where(),
+      "parallel.zero_stage");
+  EXPECT_EQ(comm_backend_for(device_config({"parallel.zero_stage=3"}), gpu_machine(8, 8, "")), "auto");
   EXPECT_EQ(device_error(device_config({"train.device=cuda"}), crowded).where(), "train.device");
   EXPECT_EQ(comm_backend_for(device_config(), crowded), "auto");  // so the CPU run gets MPI
   // bf16 asked for a run that lands on the CPU: the error says both.
@@ -352,6 +360,9 @@ TEST(TrainDevice, ConfigValidationNamesTheField) {
   msg = problem({"train.device=cpu", "train.stochastic_rounding=true"});
   EXPECT_NE(msg.find("train.stochastic_rounding applies to bf16 weights only"), std::string::npos) << msg;
   EXPECT_EQ(problem({"train.device=cuda", "train.precision=bf16", "train.stochastic_rounding=true"}), "no error");
+  msg = problem({"parallel.zero_stage=4"});
+  EXPECT_NE(msg.find("parallel.zero_stage must be 0, 1, 2 or 3 (got 4)"), std::string::npos) << msg;
+  EXPECT_EQ(problem({"parallel.zero_stage=3"}), "no error");
 }
 
 // End to end: the quick-start model cannot run on CUDA (no device here; head size 16 on a GPU

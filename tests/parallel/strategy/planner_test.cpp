@@ -116,11 +116,12 @@ TEST(Planner, MemoryExcludesZero0For7bOn4090sAndPicksAStageThatFits) {
   EXPECT_TRUE(plan.picked()->fits);
   EXPECT_GT(plan.picked()->zero_stage, 0);
   EXPECT_LE(plan.picked()->memory_bytes, plan.memory_limit_bytes);
-  // 7B x 16 B / 8 = 13.5 GB: only full sharding fits in 24 GB, and the plan says the trainer lacks it.
+  // 7B x 16 B / 8 = 13.5 GB: only full sharding fits in 24 GB, and the plan says the GPU trainer lacks it.
   EXPECT_EQ(plan.picked()->zero_stage, 3);
   EXPECT_NE(plan.reason.find("ZeRO-3 because ZeRO-2 needs"), std::string::npos) << plan.reason;
   EXPECT_TRUE(std::any_of(plan.notes.begin(), plan.notes.end(),
-                          [](const std::string& n) { return n.find("stages 0-2") != std::string::npos; }));
+                          [](const std::string& n) { return n.find("runs stages 0-2") != std::string::npos; }));
+  EXPECT_FALSE(plan.picked()->runnable());
 
   // 80 GB H100s: ZeRO-0 still does not fit (108 GB), ZeRO-1 (37 GB) does.
   const StrategyPlan h100 = plan_on("8xh100-sxm", llama);

@@ -1,9 +1,10 @@
-// Every candidate `topotrain plan` prints can be run by `topotrain train`, except ZeRO-3 (a priced
-// memory fallback): its config settings pass the config validator and GradReducer accepts the
-// resulting (zero_stage, grad_compression, collective, bucket cap). Also the validator's view of
-// the collective fields.
+// Every candidate `topotrain plan` prints can be run by `topotrain train`, except ZeRO-3 on GPU ranks
+// and hierarchical ZeRO-3 (priced memory fallbacks): its config settings pass the config validator
+// and GradReducer accepts the resulting (zero_stage, grad_compression, collective, bucket cap). Also
+// the validator's view of the collective fields.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "core/gpt2.h"
 #include "core/tensor.h"
 #include "parallel/comm/local/local_communicator.h"
+#include "parallel/cost/collective_cost.h"
 #include "parallel/ddp/reducer.h"
 #include "parallel/strategy/planner.h"
 #include "parallel/topology/presets.h"
@@ -21,47 +23,54 @@ namespace {
 
 std::string tiny_config() { return test::source_dir() + "/examples/gpt2-tiny-synth.pbtxt"; }
 
-TEST(RunnableCandidates, EveryCandidateButZero3RoundTripsThroughTheValidatorAndTheReducer) {
+TEST(RunnableCandidates, EveryCandidateButGpuZero3RoundTripsThroughTheValidatorAndTheReducer) {
   const GPT2Config gpt = GPT2Config::make(12, 12, 768, 50257, 1024);
   const ModelSpec model = gpt2_model_spec(gpt, 1024, 16 * 1024);
   // A small layout for the reducer (bucket caps apply to it as they would to the model).
   const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, 300000}, {300000, 310000}, {310000, 900000}};
-  int hierarchical = 0, checked = 0;
+  int hierarchical = 0, checked = 0, zero3 = 0;
   for (const std::string preset :
-       {"8x4090-pcie", "8xh100-sxm", "2x8x4090-pcie-1gbe", "2x8xh100-sxm-1gbe", "2x8xh100-sxm-4x200g-ib"}) {
-    PlanOptions options;
-    options.memory_budget_bytes = uint64_t(1) << 40;  // everything fits: judge runnability only
-    const StrategyPlan plan = plan_strategy(topology::preset_topology(preset), model, options);
-    for (const Candidate& c : plan.candidates) {
-      const std::string what = preset + ": " + c.label();
-      if (c.zero_stage == 3) {
-        EXPECT_FALSE(c.runnable()) << what;
-        EXPECT_TRUE(c.config_settings().empty()) << what;
-        continue;
+       {"8x4090-pcie", "8xh100-sxm", "2x8x4090-pcie-1gbe", "2x8xh100-sxm-1gbe", "2x8xh100-sxm-4x200g-ib"})
+    for (bool gpus : {true, false}) {  // false: the same links between CPU ranks (the CPU trainer)
+      PlanOptions options;
+      options.memory_budget_bytes = uint64_t(1) << 40;  // everything fits: judge runnability only
+      cost::Cluster cluster = cost::cluster_of(topology::preset_topology(preset));
+      cluster.has_gpus = gpus;
+      const StrategyPlan plan = plan_strategy(cluster, model, options);
+      for (const Candidate& c : plan.candidates) {
+        const std::string what = preset + (gpus ? "" : " (CPU ranks)") + ": " + c.label();
+        if (c.zero_stage == 3 && (gpus || c.shape == cost::Algorithm::kHierarchical)) {
+          EXPECT_FALSE(c.runnable()) << what;
+          EXPECT_TRUE(c.config_settings().empty()) << what;
+          continue;
+        }
+        zero3 += c.zero_stage == 3;
+        ASSERT_TRUE(c.runnable()) << what;
+        EXPECT_TRUE(c.payload == cost::Payload::kFp32 || c.zero_stage == 0) << what << ": compressed ZeRO-1/2";
+        EXPECT_TRUE(c.shape != cost::Algorithm::kHierarchical || c.zero_stage == 0)
+            << what << ": hierarchical ZeRO-1/2";
+        hierarchical += c.shape == cost::Algorithm::kHierarchical;
+        const config::Config cfg = load_config(tiny_config(), c.config_settings());  // validates
+        const auto& par = cfg.parallel();
+        EXPECT_EQ(par.zero_stage(), c.zero_stage) << what;
+        EXPECT_NEAR(double(par.bucket_cap_mb()) * (1 << 20), c.bucket_mb * 1e6, 1e-4 * c.bucket_mb * 1e6) << what;
+        EXPECT_EQ(par.collective(), c.shape == cost::Algorithm::kHierarchical ? "hierarchical" : "flat") << what;
+        // The reducer takes the combination (one rank: the collectives are identities).
+        parallel::LocalCommunicator comm;
+        Tensor grads = Tensor::zeros("test.grads", {ranges.back().second});
+        const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
+                                        size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
+        parallel::GradReducer reducer(comm, grads, ranges, std::min(par.zero_stage(), 2), caps,
+                                      parallel::parse_grad_compression(par.grad_compression()), par.error_feedback(),
+                                      parallel::parse_collective_shape(par.collective()));
+        EXPECT_EQ(reducer.shape() == parallel::CollectiveShape::kHierarchical,
+                  c.shape == cost::Algorithm::kHierarchical)
+            << what;
+        ++checked;
       }
-      ASSERT_TRUE(c.runnable()) << what;
-      EXPECT_TRUE(c.payload == cost::Payload::kFp32 || c.zero_stage == 0) << what << ": compressed ZeRO-1/2";
-      EXPECT_TRUE(c.shape != cost::Algorithm::kHierarchical || c.zero_stage == 0) << what << ": hierarchical ZeRO-1/2";
-      hierarchical += c.shape == cost::Algorithm::kHierarchical;
-      const config::Config cfg = load_config(tiny_config(), c.config_settings());  // validates
-      const auto& par = cfg.parallel();
-      EXPECT_EQ(par.zero_stage(), c.zero_stage) << what;
-      EXPECT_NEAR(double(par.bucket_cap_mb()) * (1 << 20), c.bucket_mb * 1e6, 1e-4 * c.bucket_mb * 1e6) << what;
-      EXPECT_EQ(par.collective(), c.shape == cost::Algorithm::kHierarchical ? "hierarchical" : "flat") << what;
-      // The reducer takes the combination (one rank: the collectives are identities).
-      parallel::LocalCommunicator comm;
-      Tensor grads = Tensor::zeros("test.grads", {ranges.back().second});
-      const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
-                                      size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
-      parallel::GradReducer reducer(comm, grads, ranges, par.zero_stage(), caps,
-                                    parallel::parse_grad_compression(par.grad_compression()), par.error_feedback(),
-                                    parallel::parse_collective_shape(par.collective()));
-      EXPECT_EQ(reducer.shape() == parallel::CollectiveShape::kHierarchical, c.shape == cost::Algorithm::kHierarchical)
-          << what;
-      ++checked;
     }
-  }
   EXPECT_GT(hierarchical, 0) << "the two-node presets offer hierarchical candidates";
+  EXPECT_GT(zero3, 0) << "CPU ranks run flat ZeRO-3";
   EXPECT_GT(checked, 100);
 }
 

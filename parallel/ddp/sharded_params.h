@@ -1,0 +1,78 @@
+// ZeRO-3 parameters: each rank keeps only its shard of the flat parameter buffer (the same
+// shard_of() cut as ZeRO-1/2's optimizer state), and the model's forward and backward gather one
+// parameter group (embeddings, one block, final LayerNorm: gpt2_param_groups) at a time.
+//
+// Design: two windows the size of the largest group take turns: acquire(g, next) returns the window
+// holding g — gathering it first unless a window already does — and starts the all-gather of `next`
+// into the other one, so the next group arrives while this one computes. Resident groups (GPT-2's
+// embeddings, used at both ends of forward and first in backward) get a window of their own and
+// are gathered once per parameter update. The gathers are issued from the training thread at the
+// same points of forward and backward on every rank, so they interleave with the gradient reducer's
+// collectives in one order everywhere. With one rank the shard is the whole buffer and acquire
+// returns pointers into it.
+//
+// Memory per rank: shard (n/ranks) + the resident groups + 2 x the largest other group, instead of n.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/gpt2.h"
+#include "core/tensor.h"
+#include "parallel/comm/communicator.h"
+#include "parallel/ddp/sharding.h"
+
+namespace tt::parallel {
+
+class ShardedParams : public ParamSource {
+ public:
+  // groups: covering [0, n) in order (gpt2_param_groups); resident: indices of groups kept gathered
+  // until the next invalidate(); prefetch=false gathers every group only when acquired (for
+  // comparison). The shard starts zeroed.
+  ShardedParams(Communicator& comm, std::vector<ParamGroup> groups, int64_t n, const std::vector<int>& resident = {},
+                bool prefetch = true);
+  ~ShardedParams() override;
+
+  const float* acquire(int group, int next_group) override;
+
+  // This rank's parameters [shard().begin, shard().end); writing them requires invalidate() before
+  // the next acquire (the optimizer step, loading a checkpoint).
+  float* shard_data() { return shard_.data<float>(); }
+  const Shard& shard() const { return shard_range_; }
+  // Elements held in gather windows (0 with one rank).
+  int64_t window_elements() const;
+  // Forgets the windows (waiting for a prefetch still in flight): the shards changed.
+  void invalidate();
+  // Gathers the whole buffer into full[n] on every rank (collective).
+  void gather_all(float* full);
+  // Seconds acquire() spent waiting for gathers since the last call (exposed communication).
+  double take_wait_s();
+
+ private:
+  struct Window {
+    Tensor values;
+    int resident_group = -1;          // >= 0: this group's own window
+    int group = -1;                   // the group it holds (or receives); -1: nothing
+    std::shared_ptr<Work> in_flight;  // the gather filling it, until waited on
+    uint64_t last_used = 0;
+  };
+  Window* holding(int group);
+  // Where group g goes: its own window if resident, else the least recently used turn-taking
+  // window that does not hold `keep`.
+  Window& window_for(int group, int keep);
+  void start_gather(Window& w, int group);
+  void wait(Window& w);
+
+  Communicator& comm_;
+  std::vector<ParamGroup> groups_;
+  int64_t n_;
+  Shard shard_range_;
+  Tensor shard_;
+  bool prefetch_;
+  std::vector<Window> windows_;  // resident ones first, then the two that take turns
+  uint64_t tick_ = 0;
+  double wait_s_ = 0;
+};
+
+}  // namespace tt::parallel

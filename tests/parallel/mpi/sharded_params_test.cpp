@@ -1,0 +1,66 @@
+// ZeRO-3 parameter groups under mpirun (2, 3 and 4 ranks): every acquired group holds exactly the
+// values the ranks' shards hold, whether it was resident, prefetched, gathered on demand or announced
+// wrongly; groups that lie inside one rank's shard or are smaller than a shard work too;
+// invalidate() makes updated shards visible; gather_all() rebuilds the whole buffer.
+#include "parallel/ddp/sharded_params.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/parallel/mpi/mpi_test_env.h"
+
+namespace tt::parallel {
+namespace {
+
+using test::mpi_comm;
+
+float value_at(int64_t i, int version) { return float(i) * 0.5f + float(version) * 1000.0f; }
+
+// Groups of very different sizes: one larger than any shard, several smaller than one, one of 1.
+std::vector<ParamGroup> uneven_groups() {
+  return {{0, 700}, {700, 713}, {713, 714}, {714, 1000}, {1000, 1031}, {1031, 1500}};
+}
+
+void fill_shard(ShardedParams& p, int version) {
+  for (int64_t i = p.shard().begin; i < p.shard().end; ++i) p.shard_data()[i - p.shard().begin] = value_at(i, version);
+}
+
+// Number of elements of `group` that differ from value_at(·, version) (0 when acquire is right).
+int64_t mismatches(ShardedParams& p, const std::vector<ParamGroup>& groups, int group, int next, int version) {
+  const float* v = p.acquire(group, next);
+  int64_t bad = 0;
+  for (int64_t i = groups[size_t(group)].begin; i < groups[size_t(group)].end; ++i)
+    bad += v[i - groups[size_t(group)].begin] != value_at(i, version);
+  return bad;
+}
+
+TEST(ShardedParams, AcquireReturnsEveryGroupAsTheShardsHoldIt) {
+  Communicator& c = mpi_comm();
+  const auto groups = uneven_groups();
+  ShardedParams p(c, groups, 1500, /*resident=*/{0});
+  EXPECT_EQ(p.window_elements(), c.size() == 1 ? 0 : 700 + 2 * 469);  // group 0, twice the largest other
+  EXPECT_EQ(p.shard().begin, shard_of(1500, c.size(), c.rank()).begin);
+  fill_shard(p, 0);
+  // The model's order (forward with prefetch hints, then backward), then hints that are wrong.
+  const std::vector<std::pair<int, int>> calls = {{0, 1},  {1, 2}, {2, 3}, {3, 4}, {4, 5},  {5, 0},
+                                                  {0, 5},  {0, 5}, {5, 4}, {4, 3}, {3, 2},  {2, 1},
+                                                  {1, -1}, {3, 0}, {1, 1}, {5, 2}, {4, -1}, {4, 4}};
+  for (auto [g, next] : calls) EXPECT_EQ(mismatches(p, groups, g, next, 0), 0) << "group " << g << " next " << next;
+
+  // An optimizer step changes the shards; after invalidate() every group shows the new values.
+  fill_shard(p, 1);
+  p.invalidate();
+  for (auto [g, next] : calls) EXPECT_EQ(mismatches(p, groups, g, next, 1), 0) << "after update, group " << g;
+  EXPECT_GE(p.take_wait_s(), 0.0);
+  EXPECT_EQ(p.take_wait_s(), 0.0);
+
+  std::vector<float> full(1500, -1.0f);
+  p.gather_all(full.data());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < 1500; ++i) bad += full[size_t(i)] != value_at(i, 1);
+  EXPECT_EQ(bad, 0);
+}
+
+}  // namespace
+}  // namespace tt::parallel
