@@ -23,6 +23,7 @@
 #include "kernels/reductions/reductions.h"
 #include "launch/grad_reducer_config.h"
 #include "optim/grad_clip.h"
+#include "parallel/ddp/shard_gather.h"
 #include "parallel/ddp/sharding.h"
 
 namespace tt {
@@ -382,20 +383,12 @@ TrainSummary Trainer::train(bool resume) {
   return summary;
 }
 
-void Trainer::gather_moment(Tensor& shard, Tensor& full) {
-  const parallel::Shard sh = reducer_->shard();
+Tensor Trainer::whole_on_rank0(const float* shard, const char* name) {
   const int64_t n = gpt2_num_params(model_config_);
-  if (reducer_->zero_stage() == 0) {
-    full = shard;
-    return;
-  }
-  full = Tensor::zeros("checkpoint." + shard.name(), {n});
-  std::memcpy(full.data<float>() + sh.begin, shard.data<float>(), size_t(sh.size()) * sizeof(float));
-  if (comm_.size() > 1)
-    comm_
-        .all_gather_v(full.data<float>() + sh.begin, full.data<float>(), parallel::shard_sizes(n, comm_.size()),
-                      DType::kF32)
-        ->wait();
+  Tensor whole;
+  if (is_rank0()) whole = Tensor::zeros(std::string("checkpoint.") + name, {n});
+  parallel::gather_to_rank0(comm_, shard, n, is_rank0() ? whole.data<float>() : nullptr);
+  return whole;
 }
 
 void Trainer::save_checkpoint(int steps_done) {
@@ -417,14 +410,10 @@ void Trainer::save_checkpoint(int steps_done) {
       std::memcpy(residuals.raw(), all.data(), residuals.nbytes());
     }
   } else {
-    if (sharded_params_) {
-      params = Tensor::zeros("checkpoint.params", {gpt2_num_params(model_config_)});
-      sharded_params_->gather_all(params.data<float>());  // collective
-    } else {
-      params = model_->params();
-    }
-    gather_moment(optimizer_->m(), m);
-    gather_moment(optimizer_->v(), v);
+    params = sharded_params_ ? whole_on_rank0(sharded_params_->shard_data(), "params") : model_->params();
+    const bool sharded_moments = reducer_->zero_stage() > 0 && comm_.size() > 1;
+    m = sharded_moments ? whole_on_rank0(optimizer_->m().data<float>(), "adam_m") : optimizer_->m();
+    v = sharded_moments ? whole_on_rank0(optimizer_->v().data<float>(), "adam_v") : optimizer_->v();
     // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
     if (reducer_->residual().defined()) {
       Tensor& mine = reducer_->residual();

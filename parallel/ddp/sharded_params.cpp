@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "parallel/ddp/shard_gather.h"
 
 namespace tt::parallel {
 
@@ -67,12 +68,8 @@ ShardedParams::Window& ShardedParams::window_for(int group, int keep) {
 void ShardedParams::start_gather(Window& w, int group) {
   wait(w);  // never overwrite a buffer a collective still writes
   const ParamGroup& g = groups_[size_t(group)];
-  const std::vector<int64_t> counts = split_by_shards(g.begin, g.end, n_, comm_.size());
-  // This rank's part of the group: [max(g.begin, shard.begin), min(g.end, shard.end)), possibly empty.
-  const int64_t mine = std::clamp(g.begin, shard_range_.begin, shard_range_.end);
   w.group = group;
-  w.in_flight = comm_.all_gather_v(shard_.data<float>() + (mine - shard_range_.begin), w.values.data<float>(), counts,
-                                   DType::kF32);
+  w.in_flight = all_gather_range(comm_, shard_.data<float>(), n_, g.begin, g.end, w.values.data<float>());
 }
 
 void ShardedParams::wait(Window& w) {
@@ -106,9 +103,7 @@ void ShardedParams::invalidate() {
   }
 }
 
-void ShardedParams::gather_all(float* full) {
-  comm_.all_gather_v(shard_.data<float>(), full, shard_sizes(n_, comm_.size()), DType::kF32)->wait();
-}
+void ShardedParams::gather_all(float* full) { all_gather_range(comm_, shard_.data<float>(), n_, 0, n_, full)->wait(); }
 
 double ShardedParams::take_wait_s() {
   const double s = wait_s_;

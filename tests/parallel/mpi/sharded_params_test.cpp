@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
+#include "parallel/ddp/shard_gather.h"
 #include "tests/parallel/mpi/mpi_test_env.h"
 
 namespace tt::parallel {
@@ -60,6 +63,30 @@ TEST(ShardedParams, AcquireReturnsEveryGroupAsTheShardsHoldIt) {
   int64_t bad = 0;
   for (int64_t i = 0; i < 1500; ++i) bad += full[size_t(i)] != value_at(i, 1);
   EXPECT_EQ(bad, 0);
+}
+
+// Checkpoints gather the whole buffer onto rank 0 only, a chunk at a time (chunks smaller than a
+// shard, and one that ends mid-shard); any range can be gathered onto every rank.
+TEST(ShardGather, WholeBufferOnRankZeroInChunksAndAnyRangeEverywhere) {
+  Communicator& c = mpi_comm();
+  const int64_t n = 1500;
+  const Shard mine = shard_of(n, c.size(), c.rank());
+  std::vector<float> shard(size_t(std::max<int64_t>(mine.size(), 1)));
+  for (int64_t i = mine.begin; i < mine.end; ++i) shard[size_t(i - mine.begin)] = value_at(i, 2);
+  for (int64_t chunk : {int64_t(97), int64_t(1000), int64_t(1) << 22}) {
+    std::vector<float> full(c.rank() == 0 ? size_t(n) : 0, -1.0f);
+    gather_to_rank0(c, shard.data(), n, c.rank() == 0 ? full.data() : nullptr, chunk);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < int64_t(full.size()); ++i) bad += full[size_t(i)] != value_at(i, 2);
+    EXPECT_EQ(bad, 0) << "chunk " << chunk;
+  }
+  for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, n}, {713, 714}, {690, 1210}, {800, 800}}) {
+    std::vector<float> out(size_t(std::max<int64_t>(end - begin, 1)), -1.0f);
+    all_gather_range(c, shard.data(), n, begin, end, out.data())->wait();
+    int64_t bad = 0;
+    for (int64_t i = begin; i < end; ++i) bad += out[size_t(i - begin)] != value_at(i, 2);
+    EXPECT_EQ(bad, 0) << "[" << begin << ", " << end << ")";
+  }
 }
 
 }  // namespace
