@@ -72,7 +72,9 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
       const bool agrees = (!par.has_zero_stage() || c.zero_stage == par.zero_stage()) &&
                           (forced_payload.empty() || forced_payload == c.grad_compression_setting()) &&
                           (forced_shape.empty() || forced_shape == c.collective_setting());
-      if (c.eligible && runs && agrees && (!pick || c.step_s < pick->step_s)) pick = &c;
+      // A forced zero_stage may be 3 although a lower stage fits (eligible keeps ZeRO-3 for when none does).
+      const bool allowed = c.eligible || (par.has_zero_stage() && c.fits);
+      if (allowed && runs && agrees && (!pick || c.step_s < pick->step_s)) pick = &c;
     }
     if (!pick)
       throw Error(ErrorKind::kConfig, "the planner found no strategy that fits", origin,

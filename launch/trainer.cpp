@@ -63,7 +63,10 @@ void install_stop_signal_handlers() {
 int configure_threads(int requested) {
   const int n = requested > 0 ? requested : omp_get_max_threads();
   omp_set_num_threads(n);
-  openblas_set_num_threads(n);
+  // The CPU matmul runs one sgemm per output tile on the OpenMP threads. An OpenMP build of OpenBLAS
+  // runs single-threaded inside them; a pthreads build would start its own threads there (and tile
+  // by their count again), so it gets one.
+  openblas_set_num_threads(openblas_get_parallel() == 2 ? n : 1);
   return n;
 }
 
@@ -125,20 +128,20 @@ void Trainer::init_cpu_model() {
   const auto& o = cfg_.optimizer();
   const auto& par = cfg_.parallel();
   const bool zero3 = par.zero_stage() == 3;
-  model_ = std::make_unique<GPT2>(model_config_, t.batch_size(), t.seq_len(), /*hold_params=*/!zero3);
-  {
-    const std::vector<float> init = initial_weights();
-    if (zero3) {
-      sharded_params_ =
-          std::make_unique<parallel::ShardedParams>(comm_, gpt2_param_groups(model_config_), int64_t(init.size()),
-                                                    std::vector<int>{kGpt2ReusedGroup}, par.zero3_prefetch());
-      const parallel::Shard mine = sharded_params_->shard();
-      std::memcpy(sharded_params_->shard_data(), init.data() + mine.begin, size_t(mine.size()) * sizeof(float));
-      model_->set_param_source(sharded_params_.get());
-    } else {
-      std::memcpy(model_->params().raw(), init.data(), model_->params().nbytes());
-    }
+  std::vector<float> init = initial_weights();
+  if (zero3) {  // cut this rank's shard, and free the whole initial weights before the model allocates
+    sharded_params_ =
+        std::make_unique<parallel::ShardedParams>(comm_, gpt2_param_groups(model_config_), int64_t(init.size()),
+                                                  std::vector<int>{kGpt2ReusedGroup}, par.zero3_prefetch());
+    const parallel::Shard mine = sharded_params_->shard();
+    std::memcpy(sharded_params_->shard_data(), init.data() + mine.begin, size_t(mine.size()) * sizeof(float));
+    std::vector<float>().swap(init);
   }
+  model_ = std::make_unique<GPT2>(model_config_, t.batch_size(), t.seq_len(), /*hold_params=*/!zero3);
+  if (zero3)
+    model_->set_param_source(sharded_params_.get());
+  else
+    std::memcpy(model_->params().raw(), init.data(), model_->params().nbytes());
 
   reducer_ = create_grad_reducer(cfg_, comm_, model_->grads(), model_->layout());
   model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
@@ -210,16 +213,23 @@ StepStats Trainer::step(int step) {
     return s;
   }
   model_->zero_grad();
-  double loss_sum = 0.0;
+  // ZeRO-3: the time forward and backward wait for parameter groups is communication, not compute.
+  auto take_gather_wait = [&] { return sharded_params_ ? sharded_params_->take_wait_s() : 0.0; };
+  take_gather_wait();  // waits of validation or sampling since the last step are not this step's
+  double gather_wait_s = 0.0, loss_sum = 0.0;
   for (int micro = 0; micro < accum; ++micro) {
     s.data_s += next_batch();
     auto t0 = Clock::now();
     loss_sum += model_->forward(inputs_.data(), targets_.data(), B, T);
-    s.forward_s += seconds_since(t0);
+    double waited = take_gather_wait();
+    s.forward_s += seconds_since(t0) - waited;
+    gather_wait_s += waited;
     t0 = Clock::now();
     reducer_->begin_backward(micro, accum);
     model_->backward(1.0f / float(accum));
-    s.backward_s += seconds_since(t0);
+    waited = take_gather_wait();
+    s.backward_s += seconds_since(t0) - waited;
+    gather_wait_s += waited;
     reducer_->finish_backward();
   }
   const parallel::CommTimes comm = reducer_->take_times();
@@ -235,16 +245,16 @@ StepStats Trainer::step(int step) {
   s.grad_norm = std::sqrt(double(sum_sq));
   const float scale = clip_scale(s.grad_norm, cfg_.optimizer().grad_clip());
   s.lr = schedule_.lr_at(step);
+  if (sharded_params_) sharded_params_->invalidate();  // before the shard changes
   float* shard_params = sharded_params_ ? sharded_params_->shard_data() : model_->params().data<float>() + shard.begin;
   if (scale > 0.0f)
     optimizer_->step(shard_params, shard_grads, s.lr, scale);
   else if (is_rank0())
     log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
-  if (sharded_params_) sharded_params_->invalidate();
   const double gather_s = all_gather_params();
   s.optimizer_s = seconds_since(t0) - gather_s;
   // ZeRO-3 waited for its parameter groups inside forward and backward instead.
-  s.param_gather_s = sharded_params_ ? sharded_params_->take_wait_s() : gather_s;
+  s.param_gather_s = sharded_params_ ? gather_wait_s : gather_s;
   s.comm_s += s.param_gather_s;
   s.exposed_comm_s += s.param_gather_s;
   s.loss = average_over_ranks(float(loss_sum / accum));
@@ -514,13 +524,14 @@ void Trainer::load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int
   const parallel::Shard shard = reducer_->shard();
   std::vector<std::pair<const char*, float*>> shards = {{"adam_m", optimizer_->m().data<float>()},
                                                         {"adam_v", optimizer_->v().data<float>()}};
-  if (sharded_params_)
+  if (sharded_params_) {
+    sharded_params_->invalidate();  // before the shard changes
     shards.push_back({"params", sharded_params_->shard_data()});
-  else
+  } else {
     r.copy_to("params", model_->params().raw(), model_->params().nbytes());
+  }
   for (const auto& [name, dst] : shards)
     std::memcpy(dst, whole(name).data() + size_t(shard.begin) * sizeof(float), size_t(shard.size()) * sizeof(float));
-  if (sharded_params_) sharded_params_->invalidate();
   if (reducer_->residual().defined()) load_residuals(r, writer_world_size, reducer_->residual());
   optimizer_->set_steps_taken(optimizer_steps);
 }

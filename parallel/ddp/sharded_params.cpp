@@ -75,9 +75,8 @@ void ShardedParams::start_gather(Window& w, int group) {
 void ShardedParams::wait(Window& w) {
   if (!w.in_flight) return;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::shared_ptr<Work> work = std::move(w.in_flight);
+  w.in_flight->wait();  // on a timeout it stays in flight: the destructor still waits for it
   w.in_flight.reset();
-  work->wait();
   wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -36,8 +36,9 @@ class ShardedParams : public ParamSource {
 
   const float* acquire(int group, int next_group) override;
 
-  // This rank's parameters [shard().begin, shard().end); writing them requires invalidate() before
-  // the next acquire (the optimizer step, loading a checkpoint).
+  // This rank's parameters [shard().begin, shard().end). Call invalidate() before writing them (the
+  // optimizer step, loading a checkpoint): it waits for gathers still reading them and drops the
+  // windows gathered from the old values.
   float* shard_data() { return shard_.data<float>(); }
   const Shard& shard() const { return shard_range_; }
   // Elements held in gather windows (0 with one rank).

@@ -340,9 +340,10 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
   if (low_stage_fits && any_zero3)
     plan.notes.push_back("ZeRO-3 candidates are a memory fallback, considered only when no ZeRO-0/1/2 candidate fits");
   if (p && p->zero_stage == 3 && !p->runnable())
-    plan.notes.push_back(
-        "ZeRO-3 is priced only on GPU ranks (the CPU trainer runs it, the CUDA trainer runs stages 0-2): this model "
-        "needs sharded parameters, recompute or an 8-bit optimizer to train here");
+    plan.notes.push_back(str("the pick (", p->label(),
+                             ") is priced only: `topotrain train` runs ZeRO-3 flat on CPU ranks and the CUDA trainer "
+                             "stages 0-2; this model needs sharded parameters, recompute or an 8-bit optimizer to "
+                             "train here"));
   else if (any_zero3 && cluster.has_gpus)
     plan.notes.push_back("ZeRO-3 is priced only on GPU ranks: `topotrain train` runs it on the CPU trainer");
   if (p && p->payload != Payload::kFp32 && p->zero_stage == 0 && p->shape != Algorithm::kHierarchical &&

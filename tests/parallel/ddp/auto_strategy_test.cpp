@@ -1,5 +1,5 @@
 // parallel.strategy "auto" under mpirun: the planner's pick is applied and logged with its reason,
-// and a field forced in the config (or with --set) wins over the pick.
+// and a field forced in the config (or with --set) wins over the pick, ZeRO-3 included.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -38,6 +38,11 @@ TEST(AutoStrategy, PlannerPickIsAppliedAndForcedFieldsWin) {
       test::run_command(base + " --set logging.run_dir=" + dir.file("forced") + " --set parallel.zero_stage=2");
   ASSERT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_NE(forced.output.find("zero_stage 2 | gradients none"), std::string::npos) << forced.output;
+  // ZeRO-3 is a memory fallback the planner never picks while a lower stage fits; forced, it runs.
+  auto zero3 = test::run_command(base + " --set logging.run_dir=" + dir.file("zero3") + " --set parallel.zero_stage=3");
+  ASSERT_EQ(zero3.exit_code, 0) << zero3.output;
+  EXPECT_NE(zero3.output.find("zero_stage 3 (parameters gathered per layer) | gradients none"), std::string::npos)
+      << zero3.output;
 }
 
 }  // namespace
