@@ -10,7 +10,8 @@
 #      (first steps skipped) and compares them with the planner's prediction for the same candidate
 #      (`topotrain plan --json` fed the compute times measured on this machine),
 # and prints  setting | quantity | predicted | measured | error %  plus, per setting, the planner's
-# pick among the candidates run next to the measured fastest. Results: $OUT/results.md and .json.
+# pick among the candidates run (the eligible ones, as `strategy: auto` picks: ZeRO-3 only when no
+# lower stage fits) next to the measured fastest. Results: $OUT/results.md and .json.
 #
 #   launch/ground_truth.sh [--quick] [--latency] [--settings 1gbit,10gbit,1gbit@1ms] [--out DIR] [--bin PATH]
 #                          [--delay-line PATH] [--sizes 4K,64K,1M,4M,16M] [--candidates "25:none:0 1:int8:0"]
@@ -260,7 +261,7 @@ for setting in settings.split(","):
          "--json", "--top", "0"],
         check=True, capture_output=True, text=True).stdout)
     rec["planner_global_pick"] = plan["pick"]["label"] if plan["pick"] else None
-    measured, predicted = {}, {}
+    measured, predicted, eligible = {}, {}, set()
     for cand in open(f"{d}/candidates").read().split():
         mb, compression, zero = cand.split(":")
         name = f"{mb}MB-{compression}-zero{zero}"
@@ -276,15 +277,19 @@ for setting in settings.split(","):
         exposed = statistics.median(s["exposed_comm_s"] for s in steps)
         comm = statistics.median(s["comm_s"] for s in steps)
         measured[name], predicted[name] = step, c["step_s"]
+        if c["eligible"]:
+            eligible.add(name)
         rows.append((setting, f"step {name} (ms)", c["step_s"] * 1e3, step * 1e3))
         rows.append((setting, f"exposed comm {name} (ms)", (c["exposed_s"] + c["gather_s"]) * 1e3, exposed * 1e3))
         rec.setdefault("train", []).append({"candidate": name, "planner_label": c["label"],
             "predicted": {"step_s": c["step_s"], "exposed_s": c["exposed_s"] + c["gather_s"], "comm_s": c["comm_s"] + c["gather_s"]},
             "measured": {"step_s": step, "exposed_comm_s": exposed, "comm_s": comm, "steps": len(steps)}})
     if measured:
-        p, m = min(predicted, key=predicted.get), min(measured, key=measured.get)
+        # The planner picks among eligible candidates (ZeRO-3 only when no lower stage fits), as `auto` does.
+        pool = {k: v for k, v in predicted.items() if k in eligible} or predicted
+        p, m = min(pool, key=pool.get), min(measured, key=measured.get)
         close = (measured[p] - measured[m]) / measured[m] * 100
-        line = (f"{setting}: planner pick: {p} (predicted fastest of the candidates run) - measured fastest: {m}"
+        line = (f"{setting}: planner pick: {p} (predicted fastest of the eligible candidates run) - measured fastest: {m}"
                 + ("  [MATCH]" if p == m else f"  [differ: the pick measured {close:+.1f}% slower]")
                 + f"; planner's pick over all its candidates: {rec['planner_global_pick']}")
         picks.append(line)
