@@ -61,6 +61,8 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
     // ZeRO-3 runs on the CPU trainer only (a memory fallback: eligible when nothing else fits).
     opts.zero_stages = comm.backend() == "nccl" ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1, 2, 3};
     opts.ranks = comm.size();
+    // The run's memory rehearsal budget, as `topotrain plan` takes it (0: the device's memory).
+    opts.memory_budget_bytes = uint64_t(cfg.train().memory_budget_bytes());
     const strategy::StrategyPlan plan = strategy::plan_strategy(topo, spec, opts);
     // The best candidate `train` runs (Candidate::runnable; tree only where NCCL can be told to use
     // it: the MPI backend's all-reduce is a ring) that agrees with the fields the user forced.

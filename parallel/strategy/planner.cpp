@@ -108,6 +108,16 @@ double zero_memory_bytes(int zero_stage, int64_t num_params, int ranks, Payload 
   return bytes;
 }
 
+double cpu_trainer_memory_bytes(int zero_stage, int64_t num_params, int ranks, Payload payload) {
+  TT_ASSERT(zero_stage >= 0 && zero_stage <= 3, "unknown ZeRO stage ", zero_stage);
+  const double p = double(num_params), n = std::max(1, ranks);
+  const double params = zero_stage == 3 ? 4 * p / n : 4 * p;
+  const double shard_grads = zero_stage == 0 ? 0 : zero_stage == 1 ? 4 * p / n : 8 * p / n;
+  const double moments = zero_stage == 0 ? 8 * p : 8 * p / n;
+  const double residual = payload == Payload::kInt8 ? 4 * p : 0;
+  return params + 4 * p + shard_grads + moments + residual;
+}
+
 Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& model, const ComputeTimes& compute,
                              double bucket_mb, Payload payload, Algorithm shape, int zero_stage,
                              double memory_limit_bytes, CompressedAllReduce compressed_all_reduce) {
@@ -176,7 +186,8 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
                       ? model.measured_optimizer_s * updated / double(model.num_params)
                       : updated * kOptimizerBytesPerParam / (cluster.mem_bw_gbps * 1e9);
   c.step_s = c.compute_s + c.exposed_s + c.optimizer_s + c.gather_s;
-  c.memory_bytes = zero_memory_bytes(zero_stage, model.num_params, cluster.ranks, payload);
+  c.memory_bytes = cluster.has_gpus ? zero_memory_bytes(zero_stage, model.num_params, cluster.ranks, payload)
+                                    : cpu_trainer_memory_bytes(zero_stage, model.num_params, cluster.ranks, payload);
   c.fits = memory_limit_bytes <= 0 || c.memory_bytes <= memory_limit_bytes;
   return c;
 }

@@ -56,6 +56,34 @@ TEST(Memory, ZeroFormulasWithK12) {
   EXPECT_DOUBLE_EQ(zero_memory_bytes(0, psi, 8, Payload::kInt8), 16000 + 4000);  // error-feedback residual
 }
 
+// The CPU trainer is fp32 and keeps the full gradient buffer at every stage.
+TEST(Memory, CpuTrainerFormulas) {
+  const int64_t psi = 1000;
+  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(0, psi, 8, Payload::kFp32), 16000);
+  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(1, psi, 8, Payload::kFp32), 8000 + 500 + 1000);
+  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(2, psi, 8, Payload::kFp32), 8000 + 1000 + 1000);
+  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(3, psi, 8, Payload::kFp32), 500 + 4000 + 1000 + 1000);
+  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(0, psi, 8, Payload::kInt8), 16000 + 4000);
+}
+
+// On CPU ranks, a memory budget that only ZeRO-3 meets makes it the pick, and `train` runs it.
+TEST(Planner, CpuRanksPickRunnableZero3WhenOnlyItFits) {
+  const ModelSpec gpt2 = gpt2_model_spec(GPT2Config::make(12, 12, 768, 50257, 1024), 1024, 8 * 1024);
+  cost::Cluster cpus = cost::cluster_of(topology::preset_topology("8x4090-pcie"));
+  cpus.has_gpus = false;
+  PlanOptions options;
+  const double psi = double(gpt2.num_params);
+  options.memory_budget_bytes = uint64_t(0.5 * (cpu_trainer_memory_bytes(3, gpt2.num_params, 8, Payload::kFp32) +
+                                                cpu_trainer_memory_bytes(1, gpt2.num_params, 8, Payload::kFp32)));
+  ASSERT_GT(double(options.memory_budget_bytes), 4 * psi);
+  const StrategyPlan plan = plan_strategy(cpus, gpt2, options);
+  ASSERT_NE(plan.picked(), nullptr) << plan.reason;
+  EXPECT_EQ(plan.picked()->zero_stage, 3) << plan.reason;
+  EXPECT_TRUE(plan.picked()->runnable());
+  EXPECT_EQ(plan.picked()->shape, cost::Algorithm::kRing);
+  EXPECT_FALSE(plan.picked()->config_settings().empty());
+}
+
 TEST(Planner, Int8WinsOnTwoNodesOver1GbE) {
   for (const char* preset : {"2x8x4090-pcie-1gbe", "2x8xh100-sxm-1gbe"}) {
     const StrategyPlan plan = plan_on(preset, model_preset("gpt2-124m", 16384));
