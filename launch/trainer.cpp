@@ -214,22 +214,22 @@ StepStats Trainer::step(int step) {
   }
   model_->zero_grad();
   // ZeRO-3: the time forward and backward wait for parameter groups is communication, not compute.
-  auto take_gather_wait = [&] { return sharded_params_ ? sharded_params_->take_wait_s() : 0.0; };
-  take_gather_wait();  // waits of validation or sampling since the last step are not this step's
   double gather_wait_s = 0.0, loss_sum = 0.0;
+  auto compute_s_since = [&](Clock::time_point t0) {
+    const double waited = sharded_params_ ? sharded_params_->take_wait_s() : 0.0;
+    gather_wait_s += waited;
+    return seconds_since(t0) - waited;
+  };
+  if (sharded_params_) sharded_params_->take_wait_s();  // validation's or sampling's waits are not this step's
   for (int micro = 0; micro < accum; ++micro) {
     s.data_s += next_batch();
     auto t0 = Clock::now();
     loss_sum += model_->forward(inputs_.data(), targets_.data(), B, T);
-    double waited = take_gather_wait();
-    s.forward_s += seconds_since(t0) - waited;
-    gather_wait_s += waited;
+    s.forward_s += compute_s_since(t0);
     t0 = Clock::now();
     reducer_->begin_backward(micro, accum);
     model_->backward(1.0f / float(accum));
-    waited = take_gather_wait();
-    s.backward_s += seconds_since(t0) - waited;
-    gather_wait_s += waited;
+    s.backward_s += compute_s_since(t0);
     reducer_->finish_backward();
   }
   const parallel::CommTimes comm = reducer_->take_times();

@@ -55,13 +55,13 @@ void matmul_backward_cpu(float* dinp, float* dweight, float* dbias, const float*
                          const float* weight, int M, int K, int N) {
   if (M <= 0 || N <= 0) return;
   if (K > 0) {
-    if (dinp != nullptr) {  // [M,K] += [M,N] · [N,K], by rows of dinp
+    if (dinp != nullptr) {  // [M,K] += [M,N] · [N,K], by tiles of dinp
       for_tiles(M, K, [&](int i0, int rows, int k0, int cols) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, cols, N, 1.0f, dout + int64_t(i0) * N, N,
                     weight + k0, K, 1.0f, dinp + int64_t(i0) * K + k0, K);
       });
     }
-    if (dweight != nullptr) {  // [N,K] += [M,N]ᵀ · [M,K], by rows of dweight (columns of dout)
+    if (dweight != nullptr) {  // [N,K] += [M,N]ᵀ · [M,K], by tiles of dweight
       for_tiles(N, K, [&](int j0, int rows, int k0, int cols) {
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, cols, M, 1.0f, dout + j0, N, inp + k0, K, 1.0f,
                     dweight + int64_t(j0) * K + k0, K);

@@ -100,7 +100,7 @@ std::vector<CollectiveMeasurement> measure_collectives(Communicator& comm, const
     for (const int64_t bytes : opts.sizes) {
       const int64_t count = std::max<int64_t>(1, bytes / 4);  // the whole buffer, in f32 elements
       // The trainer's calls: reduce_scatter_v of gradient buckets and all_gather_v of the parameters,
-      // with per-rank counts from the ZeRO shard layout (on MPI: one MPI_Ireduce per root / MPI_Iallgatherv).
+      // with per-rank counts from the ZeRO shard layout (on MPI: one MPI_Ireduce / MPI_Ibcast per root).
       const std::vector<int64_t> counts = parallel::shard_sizes(count, n);
       std::vector<float> a(size_t(count), 0.0f), b(all_reduce ? 0 : size_t(count), 0.0f);
       const int64_t offset = parallel::shard_of(count, n, comm.rank()).begin;
