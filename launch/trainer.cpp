@@ -364,6 +364,9 @@ TrainSummary Trainer::train(bool resume) {
           .add("tokens_per_s", tps)
           .add("step_s", s.total_s)
           .add("data_s", s.data_s)
+          .add("forward_s", s.forward_s)
+          .add("backward_s", s.backward_s)
+          .add("optimizer_s", s.optimizer_s)
           .add("comm_s", s.comm_s)
           .add("exposed_comm_s", s.exposed_comm_s)
           .add("peak_memory_bytes", int64_t(memory_stats(device_.device).peak_bytes));  // rank 0's, so far

@@ -1,25 +1,73 @@
-// Serial-link overlap simulation (see overlap.h).
+// Link simulation in issue order (see overlap.h).
 #include "parallel/cost/overlap.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/error.h"
 
 namespace tt::cost {
 
-LinkSchedule simulate_serial_link(const std::vector<LinkJob>& jobs, double compute_end_s, double link_free_at_s) {
-  LinkSchedule s;
-  double free_at = link_free_at_s, covered_to = 0;  // covered_to: end of the in-flight union so far
-  for (const LinkJob& j : jobs) {
-    TT_ASSERT(j.duration_s >= 0 && j.latency_s >= 0, "negative link job duration or latency");
-    const double start = std::max(j.ready_s, free_at);
-    free_at = start + j.duration_s;
-    const double end = free_at + j.latency_s;
-    s.end_s.push_back(end);
-    s.busy_s += std::max(0.0, end - std::max(start, covered_to));  // starts never decrease
-    covered_to = std::max(covered_to, end);
-    s.finish_s = std::max(s.finish_s, end);
+Link::Link(int ports) : free_at_(size_t(std::max(ports, 1)), 0.0) {}
+
+double Link::issue(const LinkJob& job) {
+  TT_ASSERT(job.duration_s >= 0 && job.latency_s >= 0, "negative link job duration or latency");
+  const bool every_port = job.port_load.empty();
+  TT_ASSERT(every_port || job.port_load.size() == free_at_.size(), "a job loads ", job.port_load.size(),
+            " ports of a link with ", free_at_.size());
+  // Each port is its own queue: it takes its share as soon as it is free, and the job ends with its
+  // slowest port (a bucket split between two owners does not wait for the busier direction).
+  double start = -1, end = job.ready_s;
+  for (size_t p = 0; p < free_at_.size(); ++p) {
+    const double load = every_port ? 1.0 : job.port_load[p];
+    if (load <= 0) continue;
+    const double port_start = std::max(job.ready_s, free_at_[p]);
+    free_at_[p] = port_start + load * job.duration_s;
+    start = start < 0 ? port_start : std::min(start, port_start);
+    end = std::max(end, free_at_[p]);
   }
+  if (start < 0) start = job.ready_s;  // loads no port: only its latency
+  end += job.latency_s;
+  spans_.push_back({start, end});
+  finish_s_ = std::max(finish_s_, end);
+  return end;
+}
+
+double Link::busy_s() const {  // the union of the jobs' [start, end]: one may start before another ends
+  std::vector<std::pair<double, double>> spans = spans_;
+  std::sort(spans.begin(), spans.end());
+  double busy = 0, covered_to = -1e300;
+  for (const auto& [start, end] : spans) {
+    busy += std::max(0.0, end - std::max(start, covered_to));
+    covered_to = std::max(covered_to, end);
+  }
+  return busy;
+}
+
+std::vector<double> owner_port_load(bool reduce, const std::vector<int64_t>& counts) {
+  const size_t n = counts.size();
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  std::vector<double> load(2 * n, 0.0);
+  if (n < 2 || total <= 0) return load;
+  const double balanced = double(n - 1) * double(total) / double(n);  // per port, the ring collective
+  for (size_t p = 0; p < n; ++p) {
+    const int64_t prev = counts[(p + n - 1) % n], own = counts[p], next = counts[(p + 1) % n];
+    // Chain to root r: r+1 → … → r. Rank p receives every owner's part but that of the chain it
+    // starts (r = p-1), sends every part but its own. Chain from root r: r → … → r-1. Rank p receives
+    // every part but its own, sends every part but that of the chain it ends (r = p+1).
+    load[2 * p] = double(total - (reduce ? prev : own)) / balanced;
+    load[2 * p + 1] = double(total - (reduce ? own : next)) / balanced;
+  }
+  return load;
+}
+
+LinkSchedule simulate_serial_link(const std::vector<LinkJob>& jobs, double compute_end_s, int ports) {
+  LinkSchedule s;
+  Link link(ports);
+  for (const LinkJob& j : jobs) s.end_s.push_back(link.issue(j));
+  s.busy_s = link.busy_s();
+  s.finish_s = link.finish_s();
   s.exposed_s = std::max(0.0, s.finish_s - compute_end_s);
   return s;
 }
@@ -40,6 +88,99 @@ std::vector<double> bucket_ready_times(const std::vector<parallel::Bucket>& buck
     ready.push_back(f * backward_s);
   }
   return ready;
+}
+
+namespace {
+
+// ShardedParams' windows, in time: which groups are held and when their gathers end.
+class Windows {
+ public:
+  Windows(const std::vector<LinkJob>& gathers, const std::vector<int>& resident, Link& link)
+      : gathers_(gathers), resident_(resident), link_(link) {}
+
+  // When g's values are there, or < 0 when no window holds g.
+  double held(int g) const {
+    for (const Window& w : turn_)
+      if (w.group == g) return w.ready_s;
+    for (const Window& w : resident_windows_)
+      if (w.group == g) return w.ready_s;
+    return -1;
+  }
+  void gather(int g, int keep, double now) {
+    TT_ASSERT(g >= 0 && size_t(g) < gathers_.size(), "no gather job for parameter group ", g);
+    LinkJob job = gathers_[size_t(g)];
+    job.ready_s = now;
+    const double end = link_.issue(job);
+    if (std::find(resident_.begin(), resident_.end(), g) != resident_.end()) {
+      resident_windows_.push_back({g, end, 0});
+      return;
+    }
+    Window* w = nullptr;  // least recently used turn window not holding `keep`
+    for (Window& c : turn_)
+      if (c.group != keep && (!w || c.last_used < w->last_used)) w = &c;
+    *w = {g, end, 0};
+  }
+  void used(int g) {
+    for (Window& w : turn_)
+      if (w.group == g) w.last_used = ++tick_;
+  }
+
+ private:
+  struct Window {
+    int group = -1;
+    double ready_s = 0;
+    uint64_t last_used = 0;
+  };
+  const std::vector<LinkJob>& gathers_;
+  const std::vector<int>& resident_;
+  Link& link_;
+  Window turn_[2];
+  std::vector<Window> resident_windows_;
+  uint64_t tick_ = 0;
+};
+
+}  // namespace
+
+Zero3Timeline simulate_zero3_micro_step(const std::vector<LinkJob>& gathers,
+                                        const std::vector<std::pair<int, double>>& forward,
+                                        const std::vector<std::pair<int, double>>& backward,
+                                        const std::vector<int>& resident, const std::vector<LinkJob>& grads, int ports,
+                                        bool prefetch) {
+  Link link(ports);
+  Windows windows(gathers, resident, link);
+  std::vector<std::pair<int, double>> acquires = forward;
+  acquires.insert(acquires.end(), backward.begin(), backward.end());
+  Zero3Timeline tl;
+  double t = 0, backward_compute = 0;  // the training thread's clock; backward compute so far
+  size_t next_grad = 0;
+  for (size_t i = 0; i < acquires.size(); ++i) {
+    const int g = acquires[i].first;
+    const int next = i + 1 < acquires.size() ? acquires[i + 1].first : -1;
+    if (windows.held(g) < 0) windows.gather(g, next, t);
+    t = std::max(t, windows.held(g));
+    windows.used(g);
+    if (prefetch && next >= 0 && next != g && windows.held(next) < 0) windows.gather(next, g, t);
+    const double compute = acquires[i].second;
+    TT_ASSERT(compute >= 0, "negative compute time for parameter group ", g);
+    if (i >= forward.size()) {  // backward: the reducer issues each bucket once compute passes its ready time
+      for (; next_grad < grads.size() && grads[next_grad].ready_s <= backward_compute + compute; ++next_grad) {
+        LinkJob job = grads[next_grad];
+        job.ready_s = t + std::max(0.0, job.ready_s - backward_compute);
+        link.issue(job);
+      }
+      backward_compute += compute;
+    }
+    t += compute;
+    tl.compute_s += compute;
+  }
+  for (; next_grad < grads.size(); ++next_grad) {  // ready after the last group's compute
+    LinkJob job = grads[next_grad];
+    job.ready_s = t;
+    link.issue(job);
+  }
+  tl.wall_s = std::max(t, link.finish_s());
+  tl.busy_s = link.busy_s();
+  return tl;
 }
 
 }  // namespace tt::cost

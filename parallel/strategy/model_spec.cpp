@@ -34,6 +34,31 @@ void fill_timeline(ModelSpec& m, const std::vector<Piece>& pieces, const std::ve
   m.num_params = at;
 }
 
+// ZeRO-3 acquire orders from the backward-order phase weights (0 LM head, 1 final norm, 2 + (L-1-l)
+// block l, L + 2 embeddings) and the group cut: 0 embeddings, 1 + l block l, L + 1 the rest. A tied
+// LM head reads group 0 again at the end of forward and first in backward; an untied one lives in
+// group L + 1 with the final norm. The embedding backward reads no parameters.
+void fill_acquires(ModelSpec& m, const std::vector<double>& weight, bool tied_head) {
+  const int L = m.n_layer;
+  double total = 0;
+  for (double w : weight) total += w;
+  auto share = [&](double w) { return total > 0 ? w / total : 0.0; };
+  const double head = share(weight[0]), final_norm = share(weight[1]);
+  m.forward_acquires.push_back({0, 0.0});
+  for (int l = 0; l < L; ++l) m.forward_acquires.push_back({1 + l, share(weight[size_t(2 + (L - 1 - l))])});
+  if (tied_head) {
+    m.forward_acquires.push_back({L + 1, final_norm});
+    m.forward_acquires.push_back({0, head});
+    m.backward_acquires.push_back({0, head});
+    m.backward_acquires.push_back({L + 1, final_norm});
+    m.resident_groups = {0};
+  } else {
+    m.forward_acquires.push_back({L + 1, final_norm + head});
+    m.backward_acquires.push_back({L + 1, final_norm + head});
+  }
+  for (int l = L - 1; l >= 0; --l) m.backward_acquires.push_back({1 + l, share(weight[size_t(2 + (L - 1 - l))])});
+}
+
 }  // namespace
 
 ModelSpec gpt2_model_spec(const GPT2Config& cfg, int seq_len, int64_t tokens_per_rank, int accum_steps) {
@@ -63,6 +88,8 @@ ModelSpec gpt2_model_spec(const GPT2Config& cfg, int seq_len, int64_t tokens_per
   }
   for (int l = 0; l < L; ++l) weight[size_t(2 + l)] += 12.0 * C * seq_len;
   fill_timeline(m, pieces, weight);
+  for (const ParamGroup& g : gpt2_param_groups(cfg)) m.param_groups.push_back({g.begin, g.end});
+  fill_acquires(m, weight, true);
   return m;
 }
 
@@ -99,6 +126,11 @@ ModelSpec layered_model_spec(const std::string& name, int64_t num_params, int n_
   pieces.push_back({hidden, 1});
   pieces.push_back({embed, 0});  // untied LM head: final as soon as its matmul's backward is done
   fill_timeline(m, pieces, weight);
+  m.param_groups.push_back({0, embed});
+  for (int l = 0; l < L; ++l)
+    m.param_groups.push_back({embed + l * int64_t(block_params), embed + (l + 1) * int64_t(block_params)});
+  m.param_groups.push_back({embed + L * int64_t(block_params), m.num_params});
+  fill_acquires(m, weight, false);
   m.flops_per_token = 6.0 * double(m.num_params - embed) + 12.0 * L * double(hidden) * seq_len;
   return m;
 }

@@ -38,9 +38,16 @@ struct ModelSpec {
   double measured_forward_s = 0;       // > 0 (with measured_backward_s): forward time per step, else backward/2
   double measured_optimizer_s = 0;     // > 0: optimizer pass over all Ψ on one rank (ZeRO-1/2 scale it by 1/N),
                                        // overriding the memory-bandwidth estimate (planner.h)
-  double param_gather_bytes = 0;       // ZeRO parameter all-gather bytes per element, the trainer's working
-                                       // precision; 0 = auto: kParamGatherBytes (bf16) on a GPU cluster,
-                                       // kCpuParamGatherBytes (fp32: the CPU trainer gathers fp32) without GPUs
+  // ZeRO-3's gather units in buffer order (embeddings, block 0 … L-1, the rest: gpt2_param_groups'
+  // cut), the order forward and backward acquire them, each with the fraction of that pass's compute
+  // that follows the acquire, and the groups kept gathered for a whole update (GPT-2's tied
+  // embeddings, used at both ends of forward).
+  std::vector<std::pair<int64_t, int64_t>> param_groups;
+  std::vector<std::pair<int, double>> forward_acquires, backward_acquires;
+  std::vector<int> resident_groups;
+  double param_gather_bytes = 0;  // ZeRO parameter all-gather bytes per element, the trainer's working
+                                  // precision; 0 = auto: kParamGatherBytes (bf16) on a GPU cluster,
+                                  // kCpuParamGatherBytes (fp32: the CPU trainer gathers fp32) without GPUs
 };
 
 // GPT-2 from its config; tokens_per_rank per optimizer step, seq_len for the attention FLOPs.

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "parallel/cost/overlap.h"
 #include "parallel/ddp/buckets.h"
+#include "parallel/ddp/sharding.h"
 
 namespace tt::strategy {
 
@@ -138,6 +139,15 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
   c.num_buckets = int(buckets.size());
 
   if (cluster.ranks > 1) {
+    // ZeRO's reduce-scatters and gathers run per owner over contiguous shards (a bucket or group inside
+    // one rank's shard is a reduce to it or a broadcast from it): priced per port (overlap.h).
+    const int ports = 2 * cluster.ranks;
+    const bool per_owner = zero_stage >= 1 && shape != Algorithm::kHierarchical;
+    auto port_load = [&](bool reduce, int64_t begin, int64_t end) {
+      return per_owner
+                 ? cost::owner_port_load(reduce, parallel::split_by_shards(begin, end, model.num_params, cluster.ranks))
+                 : std::vector<double>{};
+    };
     const auto ready = cost::bucket_ready_times(buckets, model.tensor_ranges, model.ready_fraction, bwd_micro);
     std::vector<cost::LinkJob> jobs;
     const bool compressed_ar = zero_stage == 0 && payload != Payload::kFp32;
@@ -160,25 +170,36 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
           codec += shape == Algorithm::kHierarchical ? owner * (1.0 + 1.0 / cluster.ranks_per_node) : owner;
         }
       }
-      jobs.push_back({ready[i], link.transfer_s + codec, link.latency_s});
+      jobs.push_back(
+          {ready[i], link.transfer_s + codec, link.latency_s, port_load(true, buckets[i].begin, buckets[i].end)});
     }
     const Algorithm gather_algo = shape == Algorithm::kTree ? Algorithm::kRing : shape;
-    const double param_gather =
-        zero_stage >= 1 ? cost::collective_cost(Collective::kAllGather, gather_algo,
-                                                double(model.num_params) * param_gather_bytes(model, cluster), cluster)
-                              .total_s()
-                        : 0.0;
-    const double link_free = zero_stage == 3 ? param_gather : 0.0;  // backward's re-gather goes first
-    const auto sched = cost::simulate_serial_link(jobs, bwd_micro, link_free);
+    auto gather_cost = [&](int64_t begin, int64_t end) {
+      return cost::collective_cost(Collective::kAllGather, gather_algo,
+                                   double(end - begin) * param_gather_bytes(model, cluster), cluster);
+    };
     const int comm_micros = zero_stage >= 2 ? accum : 1;
     if (zero_stage == 3) {
-      const double fwd_exposed = std::max(0.0, param_gather - fwd_micro);  // prefetched under forward
-      c.comm_s = comm_micros * (sched.busy_s + 2 * param_gather);
-      c.exposed_s = comm_micros * (sched.exposed_s + fwd_exposed);
+      std::vector<cost::LinkJob> gathers;
+      for (const auto& [begin, end] : model.param_groups) {
+        const auto g = gather_cost(begin, end);
+        gathers.push_back({0, g.transfer_s, g.latency_s, port_load(false, begin, end)});
+      }
+      auto seconds = [](std::vector<std::pair<int, double>> acquires, double pass_s) {
+        for (auto& a : acquires) a.second *= pass_s;
+        return acquires;
+      };
+      TT_ASSERT(!model.param_groups.empty(), "ModelSpec '", model.name, "' has no parameter groups for ZeRO-3");
+      const auto tl = cost::simulate_zero3_micro_step(gathers, seconds(model.forward_acquires, fwd_micro),
+                                                      seconds(model.backward_acquires, bwd_micro),
+                                                      model.resident_groups, jobs, ports);
+      c.comm_s = comm_micros * tl.busy_s;
+      c.exposed_s = comm_micros * tl.exposed_s();
     } else {
+      const auto sched = cost::simulate_serial_link(jobs, bwd_micro, ports);
       c.comm_s = comm_micros * sched.busy_s;
       c.exposed_s = comm_micros * sched.exposed_s;
-      c.gather_s = param_gather;
+      c.gather_s = zero_stage >= 1 ? gather_cost(0, model.num_params).total_s() : 0.0;
     }
   }
   const double updated = zero_stage >= 1 ? double(model.num_params) / cluster.ranks : double(model.num_params);
