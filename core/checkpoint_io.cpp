@@ -227,7 +227,14 @@ void CheckpointWriter::add_section(const std::string& name, const char* data, si
   TT_ASSERT(!name.empty() && name.size() <= kMaxNameBytes, "checkpoint section name must be 1..4096 bytes");
   for (const Section& s : sections_) TT_ASSERT(s.name != name, "duplicate checkpoint section '", name, "'");
   TT_ASSERT(owned_index != std::string::npos || data != nullptr || bytes == 0, "section '", name, "' has null data");
-  sections_.push_back({name, data, bytes, owned_index});
+  sections_.push_back({name, data, bytes, owned_index, {}});
+}
+
+void CheckpointWriter::add_streamed(const std::string& name, size_t bytes, std::function<void(const Sink&)> produce) {
+  TT_ASSERT(produce, "streamed section '", name, "' has no producer");
+  add_section(name, nullptr, 0, std::string::npos);
+  sections_.back().bytes = bytes;
+  sections_.back().produce = std::move(produce);
 }
 
 void CheckpointWriter::add(const std::string& name, const void* data, size_t bytes) {
@@ -253,16 +260,36 @@ void CheckpointWriter::write(const std::string& path) const {
     uint32_t total = crc32c(hdr.data(), hdr.size());
     for (const Section& s : sections_) {
       const char* data = s.owned_index == std::string::npos ? s.data : owned_[s.owned_index].data();
-      const uint32_t crc = crc32c(data, s.bytes);
+      uint32_t crc = s.produce ? 0 : crc32c(data, s.bytes);  // a streamed section's is patched in below
       hdr.clear();
       put_u32(hdr, uint32_t(s.name.size()));
       hdr += s.name;
       put_u64(hdr, s.bytes);
+      const uint64_t crc_offset = w.offset() + hdr.size();
       put_u32(hdr, crc);
       hdr.append(pad_to_8(w.offset() + hdr.size()), '\0');
       w.write(hdr);
+      if (s.produce) {
+        uint64_t produced = 0;
+        s.produce([&](const void* p, size_t n) {
+          if (produced + n > s.bytes)
+            throw Error(ErrorKind::kInternal, str("section '", s.name, "' produced more than its ", s.bytes, " bytes"),
+                        path);
+          crc = crc32c_update(crc, p, n);
+          w.write(p, n);
+          produced += n;
+        });
+        if (produced != s.bytes)
+          throw Error(ErrorKind::kInternal,
+                      str("section '", s.name, "' produced ", produced, " of its ", s.bytes, " bytes"), path);
+        std::string field;
+        put_u32(field, crc);
+        w.patch(crc_offset, field.data(), field.size());
+        hdr.replace(4 + s.name.size() + 8, 4, field);  // the header as it ends up on disk
+      } else {
+        w.write(data, s.bytes);
+      }
       total = crc32c_update(total, hdr.data(), hdr.size());
-      w.write(data, s.bytes);
       total = crc32c_combine(total, crc, s.bytes);
     }
     std::string footer;

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,14 @@ class CheckpointWriter {
   void add_string(const std::string& name, const std::string& content);
   // Takes ownership of an already-built buffer without copying it.
   void add_owned(const std::string& name, std::string&& content);
+  // A section of `bytes` bytes that write() obtains from `produce` as it writes the file: produce
+  // hands the bytes, in order and in pieces of any size, to the sink it is given (its CRC is
+  // patched in afterwards), so no buffer of the whole section ever exists (ZeRO checkpoints gather
+  // the ranks' shards chunk by chunk straight into the file). Producing other than `bytes` bytes is
+  // a tt::Error(kInternal); write() then leaves the existing file untouched. produce runs once per
+  // write().
+  using Sink = std::function<void(const void* data, size_t bytes)>;
+  void add_streamed(const std::string& name, size_t bytes, std::function<void(const Sink&)> produce);
 
   // Writes the checkpoint atomically (temp file + fsync + rename): on failure an existing file at
   // `path` is untouched and tt::Error(kRuntime) is thrown. May be called more than once.
@@ -44,7 +53,8 @@ class CheckpointWriter {
     std::string name;
     const char* data;
     size_t bytes;
-    size_t owned_index;  // index into owned_, or npos when borrowed
+    size_t owned_index;                        // index into owned_, or npos when borrowed
+    std::function<void(const Sink&)> produce;  // set: a streamed section (data is null)
   };
   void add_section(const std::string& name, const char* data, size_t bytes, size_t owned_index);
 

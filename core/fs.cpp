@@ -88,6 +88,22 @@ void FileWriter::write(const void* data, size_t n) {
   }
 }
 
+void FileWriter::patch(uint64_t offset, const void* data, size_t n) {
+  TT_ASSERT(offset + n <= offset_, "patching bytes not yet written");
+  flush();
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd_, p, n, off_t(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw_io("write failed", path_, errno);
+    }
+    p += w;
+    n -= size_t(w);
+    offset += uint64_t(w);
+  }
+}
+
 void FileWriter::write_zeros(size_t n) {
   static const char kZeros[64] = {};
   while (n > 0) {

@@ -32,6 +32,8 @@ class FileWriter {
   uint64_t offset() const { return offset_; }
   // Pushes the buffer to the kernel (not to disk; atomic_write_file does the fsync).
   void flush();
+  // Overwrites n bytes already written at `offset` (a field known only after what follows it).
+  void patch(uint64_t offset, const void* data, size_t n);
 
  private:
   void write_fd(const char* p, size_t n);

@@ -396,44 +396,55 @@ TrainSummary Trainer::train(bool resume) {
   return summary;
 }
 
-Tensor Trainer::whole_on_rank0(const float* shard, const char* name) {
-  const int64_t n = gpt2_num_params(model_config_);
-  Tensor whole;
-  if (is_rank0()) whole = Tensor::zeros(std::string("checkpoint.") + name, {n});
-  parallel::gather_to_rank0(comm_, shard, n, is_rank0() ? whole.data<float>() : nullptr);
-  return whole;
-}
-
 void Trainer::save_checkpoint(int steps_done) {
-  Tensor params, m, v;  // collective: every rank takes part in gathering the sharded moments
+  const int64_t n = gpt2_num_params(model_config_);
+  // Each of params, adam_m, adam_v is whole on rank 0, or sharded: then every rank takes part in
+  // gathering it chunk by chunk while rank 0 writes it, so no rank ever holds the whole tensor.
+  struct StateTensor {
+    const char* name = nullptr;
+    const float* whole = nullptr;  // rank 0's whole tensor, or null when sharded
+    const float* shard = nullptr;  // this rank's shard, when sharded
+  };
+  StateTensor state_tensors[3];
+  Tensor params, m, v;  // the CUDA trainer's host copies
   Tensor residuals;
   if (cuda_) {
     // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
     const std::vector<float> all = cuda_->gather_residuals();  // collective
     // Without ZeRO rank 0 holds the whole state; with it, every rank takes part in gathering it.
     if (!is_rank0() && !cuda_->sharded()) return;
-    const Shape n{gpt2_num_params(model_config_)};
-    params = Tensor::zeros("checkpoint.params", n);
-    m = Tensor::zeros("checkpoint.adamw.m", n);
-    v = Tensor::zeros("checkpoint.adamw.v", n);
+    params = Tensor::zeros("checkpoint.params", {n});
+    m = Tensor::zeros("checkpoint.adamw.m", {n});
+    v = Tensor::zeros("checkpoint.adamw.v", {n});
     cuda_->get_state(params.data<float>(), m.data<float>(), v.data<float>());
     if (!is_rank0()) return;
     if (!all.empty()) {
       residuals = Tensor::zeros("checkpoint.error_feedback", {int64_t(all.size())});
       std::memcpy(residuals.raw(), all.data(), residuals.nbytes());
     }
+    state_tensors[0] = {"params", params.data<float>(), nullptr};
+    state_tensors[1] = {"adam_m", m.data<float>(), nullptr};
+    state_tensors[2] = {"adam_v", v.data<float>(), nullptr};
   } else {
-    params = sharded_params_ ? whole_on_rank0(sharded_params_->shard_data(), "params") : model_->params();
     const bool sharded_moments = reducer_->zero_stage() > 0 && comm_.size() > 1;
-    m = sharded_moments ? whole_on_rank0(optimizer_->m().data<float>(), "adam_m") : optimizer_->m();
-    v = sharded_moments ? whole_on_rank0(optimizer_->v().data<float>(), "adam_v") : optimizer_->v();
+    auto state = [&](const char* name, const float* data, bool sharded) {
+      return sharded ? StateTensor{name, nullptr, data} : StateTensor{name, data, nullptr};
+    };
+    state_tensors[0] = state("params", sharded_params_ ? sharded_params_->shard_data() : model_->params().data<float>(),
+                             sharded_params_ != nullptr);
+    state_tensors[1] = state("adam_m", optimizer_->m().data<float>(), sharded_moments);
+    state_tensors[2] = state("adam_v", optimizer_->v().data<float>(), sharded_moments);
     // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
     if (reducer_->residual().defined()) {
       Tensor& mine = reducer_->residual();
       residuals = Tensor::zeros("checkpoint.error_feedback", {mine.numel() * comm_.size()});
       comm_.all_gather(mine.raw(), residuals.raw(), mine.numel(), DType::kF32)->wait();
     }
-    if (!is_rank0()) return;
+    if (!is_rank0()) {  // the gathers rank 0 runs while writing, in the same order
+      for (const StateTensor& t : state_tensors)
+        if (t.shard) parallel::gather_to_rank0(comm_, t.shard, n, [](const float*, int64_t) {});
+      return;
+    }
   }
   ensure_dir(ckpt_dir_);
   RunState state{steps_done,   cuda_ ? cuda_->optimizer_steps() : optimizer_->steps_taken(),
@@ -445,9 +456,17 @@ void Trainer::save_checkpoint(int steps_done) {
   w.add_string("config", config_to_text(cfg_));
   w.add_string("tokenizer", codec_.serialize());
   w.add("state", &state, sizeof state);
-  w.add("params", params.raw(), params.nbytes());
-  w.add("adam_m", m.raw(), m.nbytes());
-  w.add("adam_v", v.raw(), v.nbytes());
+  const size_t tensor_bytes = size_t(n) * sizeof(float);
+  for (const StateTensor& t : state_tensors) {
+    if (t.whole) {
+      w.add(t.name, t.whole, tensor_bytes);
+      continue;
+    }
+    w.add_streamed(t.name, tensor_bytes, [this, t, n](const CheckpointWriter::Sink& sink) {
+      parallel::gather_to_rank0(comm_, t.shard, n,
+                                [&](const float* chunk, int64_t count) { sink(chunk, size_t(count) * sizeof(float)); });
+    });
+  }
   if (residuals.defined()) {
     w.add("error_feedback", residuals.raw(), residuals.nbytes());
     w.add_string("error_feedback_layout", error_feedback_layout());
@@ -456,7 +475,7 @@ void Trainer::save_checkpoint(int steps_done) {
   const auto t0 = Clock::now();
   w.write(path);
   prune_checkpoints(ckpt_dir_, cfg_.checkpoint().keep());
-  log_info("checkpoint ", path, " (", format_bytes(double(params.nbytes()) * 3), ", ", int(seconds_since(t0) * 1e3),
+  log_info("checkpoint ", path, " (", format_bytes(double(tensor_bytes) * 3), ", ", int(seconds_since(t0) * 1e3),
            " ms)");
 }
 

@@ -80,9 +80,6 @@ class Trainer {
   std::vector<float> initial_weights();
   void init_cpu_model();
   void save_checkpoint(int steps_done);
-  // On rank 0 the whole of a buffer the ranks hold sharded (this rank's shard given), gathered in
-  // chunks so the other ranks never hold all of it; undefined elsewhere. Collective.
-  Tensor whole_on_rank0(const float* shard, const char* name);
   // Issues the all-gather of updated parameter shards (ZeRO) and waits; returns its seconds.
   double all_gather_params();
   float average_over_ranks(float value);

@@ -2,6 +2,7 @@
 #include "parallel/ddp/shard_gather.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "core/error.h"
@@ -18,14 +19,25 @@ std::shared_ptr<Work> all_gather_range(Communicator& comm, const float* mine, in
   return comm.all_gather_v(mine + (from - shard.begin), out, split_by_shards(begin, end, n, comm.size()), DType::kF32);
 }
 
-void gather_to_rank0(Communicator& comm, const float* mine, int64_t n, float* full, int64_t chunk_elems) {
+void gather_to_rank0(Communicator& comm, const float* mine, int64_t n, const ChunkSink& sink, int64_t chunk_elems) {
   TT_ASSERT(chunk_elems > 0, "chunk_elems ", chunk_elems);
-  const bool root = comm.rank() == 0;
-  std::vector<float> scratch(root ? 0 : size_t(std::min(n, chunk_elems)));
+  std::vector<float> chunk(size_t(std::min(n, chunk_elems)));
   for (int64_t c = 0; c < n; c += chunk_elems) {
     const int64_t end = std::min(n, c + chunk_elems);
-    all_gather_range(comm, mine, n, c, end, root ? full + c : scratch.data())->wait();
+    all_gather_range(comm, mine, n, c, end, chunk.data())->wait();
+    if (comm.rank() == 0) sink(chunk.data(), end - c);
   }
+}
+
+void gather_to_rank0(Communicator& comm, const float* mine, int64_t n, float* full, int64_t chunk_elems) {
+  int64_t at = 0;
+  gather_to_rank0(
+      comm, mine, n,
+      [&](const float* chunk, int64_t count) {
+        std::memcpy(full + at, chunk, size_t(count) * sizeof(float));
+        at += count;
+      },
+      chunk_elems);
 }
 
 }  // namespace tt::parallel

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "parallel/comm/communicator.h"
@@ -19,5 +20,10 @@ std::shared_ptr<Work> all_gather_range(Communicator& comm, const float* mine, in
 // The whole n-element buffer into full[n] on rank 0 (full is ignored elsewhere and may be null), in
 // chunks of chunk_elems; other ranks use a chunk-sized scratch buffer. Collective; returns when done.
 void gather_to_rank0(Communicator& comm, const float* mine, int64_t n, float* full, int64_t chunk_elems = 1 << 22);
+// The same, handing rank 0 each chunk in order (chunk, its element count) instead of a whole
+// buffer: no rank holds more than one chunk (checkpoints stream it into the file).
+using ChunkSink = std::function<void(const float* chunk, int64_t count)>;
+void gather_to_rank0(Communicator& comm, const float* mine, int64_t n, const ChunkSink& sink,
+                     int64_t chunk_elems = 1 << 22);
 
 }  // namespace tt::parallel

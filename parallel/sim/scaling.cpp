@@ -136,9 +136,13 @@ std::string scaling_gnuplot_script(const ScalingResult& r, const std::string& da
                       "set datafile missing 'NaN'\nset format y '%.1s%c'\n", "plot '", data_path,
                       "' using 1:2 with lines dt 2 lw 1.5 lc rgb '#888888' title 'ideal linear'");
   const auto& fams = scaling_families();
-  for (size_t j = 0; j < fams.size(); ++j)
+  for (size_t j = 0; j < fams.size(); ++j) {
+    bool any = false;  // a family with no point (hierarchical on one node) gets no line (gnuplot would warn)
+    for (size_t i = j; i < r.rows.size(); i += fams.size()) any = any || r.rows[i].available;
+    if (!any) continue;
     s += str(", '", data_path, "' using 1:", j + 3, " with linespoints pt 7 ps 0.9 lw ",
              fams[j] == "pick" ? "3 dt 3" : "2", " lc rgb '", kColors[j % 5], "' title '", fams[j], "'");
+  }
   return s + "\n";
 }
 

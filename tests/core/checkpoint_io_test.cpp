@@ -105,6 +105,44 @@ TEST(CheckpointIo, LargeSectionAndOwnedBuffers) {
   verify_checkpoint(path);
 }
 
+TEST(CheckpointIo, StreamedSectionsWriteTheSameFileAsBufferedOnes) {
+  // A 10 MB section handed over in uneven pieces, between sections that misalign it, gives the very
+  // bytes of the buffered writer (so its patched CRC and the footer agree), and reads back.
+  TempDir dir;
+  std::string big(10 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = char((i * 2654435761u) >> 13);
+  CheckpointWriter buffered, streamed;
+  for (CheckpointWriter* w : {&buffered, &streamed}) w->add_string("x", "odd-length");
+  buffered.add("big", big.data(), big.size());
+  streamed.add_streamed("big", big.size(), [&](const CheckpointWriter::Sink& sink) {
+    for (size_t at = 0, piece = 1; at < big.size(); at += piece, piece = piece * 3 + 7)
+      sink(big.data() + at, std::min(piece, big.size() - at));
+  });
+  for (CheckpointWriter* w : {&buffered, &streamed}) w->add_string("after", "tail");
+  buffered.write(dir.file("buffered.ckpt"));
+  streamed.write(dir.file("streamed.ckpt"));
+  EXPECT_TRUE(test::read_file(dir.file("streamed.ckpt")) == test::read_file(dir.file("buffered.ckpt")));
+  verify_checkpoint(dir.file("streamed.ckpt"));
+  EXPECT_EQ(CheckpointReader(dir.file("streamed.ckpt")).bytes("big"), big);
+}
+
+TEST(CheckpointIo, StreamedSectionOfTheWrongSizeLeavesTheOldFile) {
+  TempDir dir;
+  const std::string path = dir.file("a.ckpt");
+  write_sample(path);
+  const std::string before = test::read_file(path);
+  const std::vector<char> bytes(100, 'z');
+  for (size_t produced : {size_t(99), size_t(101)}) {
+    CheckpointWriter w;
+    w.add_streamed("params", 100, [&](const CheckpointWriter::Sink& sink) {
+      sink(bytes.data(), std::min<size_t>(produced, 100));
+      if (produced > 100) sink(bytes.data(), produced - 100);
+    });
+    expect_error([&] { w.write(path); }, ErrorKind::kInternal, {"params", "100 bytes"});
+    EXPECT_TRUE(test::read_file(path) == before);
+  }
+}
+
 TEST(CheckpointIo, MissingSectionAndShapeMismatchAreExplained) {
   TempDir dir;
   const std::string path = dir.file("a.ckpt");

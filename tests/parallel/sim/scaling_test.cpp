@@ -52,12 +52,26 @@ TEST(Scaling, SlowNetworkCostsEfficiencyAndInt8RecoversSome) {
   EXPECT_GT(int8, 2 * fp32);
 }
 
+TEST(Scaling, PlotDrawsOnlyFamiliesWithPoints) {
+  // One node: no hierarchical candidate at any size, so no hierarchical line (gnuplot would warn
+  // "Skipping data file with no valid points"); two nodes: it is drawn.
+  const auto model = strategy::model_preset("gpt2-124m", 16384);
+  const std::string one_node = scaling_gnuplot_script(
+      simulate_scaling(topology::preset_topology("8xh100-sxm"), model, {2, 8}, {}), "d", "p.png");
+  EXPECT_EQ(one_node.find("title 'hierarchical'"), std::string::npos) << one_node;
+  EXPECT_NE(one_node.find("title 'flat fp32'"), std::string::npos) << one_node;
+  const std::string two_nodes = scaling_gnuplot_script(
+      simulate_scaling(topology::preset_topology("2x8x4090-pcie-1gbe"), model, {8, 16}, {}), "d", "p.png");
+  EXPECT_NE(two_nodes.find("title 'hierarchical'"), std::string::npos) << two_nodes;
+}
+
 TEST(SimulateCli, WritesCsvAndPng) {
   test::TempDir dir;
   const test::CommandResult r =
       test::run_topotrain("simulate --model gpt2-124m --preset 8x4090-pcie --gpus 1,2,4,8,16 --out " + dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("flat fp32"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
   std::ifstream csv(dir.file("scaling.csv"));
   ASSERT_TRUE(csv.good());
   std::string line;
