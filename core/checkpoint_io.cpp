@@ -107,12 +107,12 @@ class FdReader {
     offset_ += n;
   }
 
-  void pread_exact(void* dst, size_t n, uint64_t at) {
+  void pread_exact(void* dst, size_t n, uint64_t at, const char* what = "the checkpoint footer") {
     char* p = static_cast<char*>(dst);
     while (n > 0) {
       ssize_t r = ::pread(fd_, p, n, off_t(at));
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) fail(path_, "cannot read the checkpoint footer");
+      if (r <= 0) fail(path_, std::string("cannot read ") + what);
       p += r;
       n -= size_t(r);
       at += uint64_t(r);
@@ -125,9 +125,13 @@ class FdReader {
   uint64_t size_ = 0, offset_ = 0;
 };
 
-// Parses and verifies the file. With `out`, each section's bytes are kept; without, they are
-// streamed through a scratch buffer.
-void parse_checkpoint(const std::string& path, std::vector<std::pair<std::string, std::string>>* out) {
+}  // namespace
+
+// Parses and verifies the file. With `out`, each section is listed and the bytes of those `keep`
+// accepts (all, without keep) are kept; the others, and all without `out`, are streamed through a
+// scratch buffer.
+void parse_checkpoint(const std::string& path, std::vector<CheckpointReader::Section>* out,
+                      const std::function<bool(const std::string&)>& keep) {
   FdReader in(path);
   const uint64_t size = in.size();
   char head[kHeaderBytes];
@@ -157,7 +161,6 @@ void parse_checkpoint(const std::string& path, std::vector<std::pair<std::string
     fail(path, "checkpoint header is corrupt: it claims " + std::to_string(count) + " sections");
 
   std::vector<char> scratch;
-  if (!out) scratch.resize(kChunkBytes);
   std::vector<std::string> seen;
   for (uint32_t i = 0; i < count; ++i) {
     const std::string which = "the header of section #" + std::to_string(i);
@@ -189,11 +192,12 @@ void parse_checkpoint(const std::string& path, std::vector<std::pair<std::string
 
     const std::string what = "section '" + name + "'";
     uint32_t crc = 0;
-    std::string data;
-    if (out) data.resize(size_t(len));
+    CheckpointReader::Section section{name, {}, in.offset(), len, out && (!keep || keep(name))};
+    if (section.kept) section.data.resize(size_t(len));
+    if (!section.kept && scratch.empty()) scratch.resize(kChunkBytes);
     for (uint64_t done = 0; done < len;) {
       const size_t n = size_t(std::min<uint64_t>(kChunkBytes, len - done));
-      char* dst = out ? data.data() + done : scratch.data();
+      char* dst = section.kept ? section.data.data() + done : scratch.data();
       in.read_exact(dst, n, what.c_str());
       crc = crc32c_update(crc, dst, n);
       done += n;
@@ -202,7 +206,7 @@ void parse_checkpoint(const std::string& path, std::vector<std::pair<std::string
       fail(path,
            "checksum mismatch in section '" + name + "' (stored " + hex32(stored) + ", computed " + hex32(crc) + ")");
     total = crc32c_combine(total, crc, len);
-    if (out) out->emplace_back(std::move(name), std::move(data));
+    if (out) out->push_back(std::move(section));
   }
   if (in.offset() != body_end)
     fail(path, "checkpoint is corrupt: " + std::to_string(body_end - in.offset()) +
@@ -213,9 +217,11 @@ void parse_checkpoint(const std::string& path, std::vector<std::pair<std::string
                    "): the header or a section header is damaged");
 }
 
-std::string join_names(const std::vector<std::pair<std::string, std::string>>& sections) {
+namespace {
+
+std::string join_names(const std::vector<std::string>& names) {
   std::string s;
-  for (const auto& [name, bytes] : sections) s += (s.empty() ? "" : ", ") + name;
+  for (const auto& name : names) s += (s.empty() ? "" : ", ") + name;
   return s.empty() ? "none" : s;
 }
 
@@ -301,42 +307,71 @@ void CheckpointWriter::write(const std::string& path) const {
 
 // ---- reader ------------------------------------------------------------------------------------
 
-CheckpointReader::CheckpointReader(const std::string& path) : path_(path) { parse_checkpoint(path, &sections_); }
+CheckpointReader::CheckpointReader(const std::string& path) : path_(path) { parse_checkpoint(path, &sections_, {}); }
+
+CheckpointReader::CheckpointReader(const std::string& path, const std::function<bool(const std::string&)>& keep)
+    : path_(path) {
+  parse_checkpoint(path, &sections_, keep);
+}
 
 bool CheckpointReader::has(const std::string& name) const {
   for (const auto& s : sections_)
-    if (s.first == name) return true;
+    if (s.name == name) return true;
   return false;
 }
 
-const std::string& CheckpointReader::find(const std::string& name) const {
+const CheckpointReader::Section& CheckpointReader::find(const std::string& name) const {
   for (const auto& s : sections_)
-    if (s.first == name) return s.second;
-  throw Error(ErrorKind::kCheckpoint,
-              "checkpoint has no section '" + name + "' (present: " + join_names(sections_) + ")", path_,
+    if (s.name == name) return s;
+  throw Error(ErrorKind::kCheckpoint, "checkpoint has no section '" + name + "' (present: " + join_names(names()) + ")",
+              path_,
               "the checkpoint was written by a different topotrain version or configuration "
               "(e.g. a different optimizer); resume with the matching config");
 }
 
-const std::string& CheckpointReader::bytes(const std::string& name) const { return find(name); }
+const std::string& CheckpointReader::bytes(const std::string& name) const {
+  const Section& s = find(name);
+  TT_ASSERT(s.kept, "checkpoint section '", name, "' was not kept in memory: read it with read_range");
+  return s.data;
+}
+
+uint64_t CheckpointReader::section_bytes(const std::string& name) const { return find(name).bytes; }
+
+void CheckpointReader::read_range(const std::string& name, uint64_t offset, void* dst, size_t bytes) const {
+  const Section& s = find(name);
+  if (offset > s.bytes || bytes > s.bytes - offset)
+    throw Error(ErrorKind::kCheckpoint,
+                str("bytes [", offset, ", ", offset + bytes, ") are past the end of section '", name, "' (", s.bytes,
+                    " bytes)"),
+                path_, "the checkpoint was written for a different model shape; check the model config");
+  if (bytes == 0) return;
+  if (s.kept) {
+    std::memcpy(dst, s.data.data() + offset, bytes);
+    return;
+  }
+  FdReader in(path_);
+  if (in.size() < s.file_offset + s.bytes) fail(path_, "checkpoint shrank after it was verified");
+  in.pread_exact(dst, bytes, s.file_offset + offset, ("section '" + name + "'").c_str());
+}
 
 void CheckpointReader::copy_to(const std::string& name, void* dst, size_t expected_bytes) const {
-  const std::string& b = find(name);
-  if (b.size() != expected_bytes)
+  const uint64_t held = section_bytes(name);
+  if (held != expected_bytes)
     throw Error(ErrorKind::kCheckpoint,
-                "section '" + name + "' holds " + std::to_string(b.size()) + " bytes but " +
+                "section '" + name + "' holds " + std::to_string(held) + " bytes but " +
                     std::to_string(expected_bytes) + " were expected",
                 path_,
                 "the checkpoint was written for a different model shape or optimizer; check that the "
                 "model config matches the run that wrote it");
-  if (expected_bytes) std::memcpy(dst, b.data(), expected_bytes);
+  read_range(name, 0, dst, expected_bytes);
 }
 
 std::string CheckpointReader::take(const std::string& name) {
   find(name);
   for (auto it = sections_.begin(); it != sections_.end(); ++it) {
-    if (it->first != name) continue;
-    std::string data = std::move(it->second);
+    if (it->name != name) continue;
+    TT_ASSERT(it->kept, "checkpoint section '", name, "' was not kept in memory: read it with read_range");
+    std::string data = std::move(it->data);
     sections_.erase(it);
     return data;
   }
@@ -346,11 +381,11 @@ std::string CheckpointReader::take(const std::string& name) {
 std::vector<std::string> CheckpointReader::names() const {
   std::vector<std::string> out;
   out.reserve(sections_.size());
-  for (const auto& s : sections_) out.push_back(s.first);
+  for (const auto& s : sections_) out.push_back(s.name);
   return out;
 }
 
-void verify_checkpoint(const std::string& path) { parse_checkpoint(path, nullptr); }
+void verify_checkpoint(const std::string& path) { parse_checkpoint(path, nullptr, {}); }
 
 // ---- directory helpers ---------------------------------------------------------------------------
 

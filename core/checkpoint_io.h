@@ -62,13 +62,17 @@ class CheckpointWriter {
   std::vector<std::string> owned_;
 };
 
-// Reads a whole checkpoint into memory and verifies every checksum in the constructor. Every
-// problem (missing file, bad magic, truncation, checksum mismatch naming the section or footer,
-// missing section, size mismatch) is a tt::Error(ErrorKind::kCheckpoint, what, where=path, hint).
+// Reads a checkpoint into memory and verifies every checksum in the constructor. Every problem
+// (missing file, bad magic, truncation, checksum mismatch naming the section or footer, missing
+// section, size mismatch) is a tt::Error(ErrorKind::kCheckpoint, what, where=path, hint).
 // Const methods are safe to call concurrently; take() is not.
 class CheckpointReader {
  public:
   explicit CheckpointReader(const std::string& path);
+  // Keeps in memory only the sections `keep` accepts. The others are verified in the same pass
+  // (streamed through a scratch buffer) and then read by range from the file (read_range), so a
+  // rank can take its shard of a large tensor without holding the rest.
+  CheckpointReader(const std::string& path, const std::function<bool(const std::string& name)>& keep);
 
   const std::string& path() const { return path_; }
   bool has(const std::string& name) const;
@@ -78,16 +82,29 @@ class CheckpointReader {
   std::string string(const std::string& name) const { return bytes(name); }
   // Copies the section to dst after checking it holds exactly expected_bytes.
   void copy_to(const std::string& name, void* dst, size_t expected_bytes) const;
+  // The section's size, and `bytes` bytes of it from byte `offset` (kept or not). A range past its
+  // end is a tt::Error(kCheckpoint).
+  uint64_t section_bytes(const std::string& name) const;
+  void read_range(const std::string& name, uint64_t offset, void* dst, size_t bytes) const;
   // Moves the section's buffer out (to free host memory early); the section then reads as missing.
   std::string take(const std::string& name);
   // Section names in file order.
   std::vector<std::string> names() const;
 
  private:
-  const std::string& find(const std::string& name) const;
+  struct Section {
+    std::string name;
+    std::string data;          // the bytes, when kept
+    uint64_t file_offset = 0;  // where the bytes start in the file
+    uint64_t bytes = 0;
+    bool kept = true;
+  };
+  friend void parse_checkpoint(const std::string& path, std::vector<CheckpointReader::Section>* out,
+                               const std::function<bool(const std::string&)>& keep);
+  const Section& find(const std::string& name) const;
 
   std::string path_;
-  std::vector<std::pair<std::string, std::string>> sections_;  // name -> bytes, file order
+  std::vector<Section> sections_;  // file order
 };
 
 // Streams through a checkpoint verifying structure and all checksums with constant memory; throws

@@ -480,7 +480,10 @@ void Trainer::save_checkpoint(int steps_done) {
 }
 
 int Trainer::load_checkpoint(const std::string& path) {
-  CheckpointReader r(path);
+  // The large sections stay in the file: each rank reads only what it holds (its shard, with ZeRO).
+  CheckpointReader r(path, [](const std::string& name) {
+    return name != "params" && name != "adam_m" && name != "adam_v" && name != "error_feedback";
+  });
   const std::string sig = r.string("model_signature");
   if (sig != model_signature(model_config_))
     throw Error(
@@ -490,20 +493,18 @@ int Trainer::load_checkpoint(const std::string& path) {
   RunState state;
   r.copy_to("state", &state, sizeof state);
   const size_t full_bytes = size_t(gpt2_num_params(model_config_)) * sizeof(float);
-  auto whole = [&](const char* name) -> const std::string& {  // moments are stored whole
-    const std::string& bytes = r.bytes(name);
-    if (bytes.size() != full_bytes)
-      throw Error(ErrorKind::kCheckpoint,
-                  str("section '", name, "' holds ", bytes.size(), " bytes but ", full_bytes, " were expected"), path,
-                  "the checkpoint was written for a different model shape");
-    return bytes;
-  };
+  for (const char* name : {"params", "adam_m", "adam_v"})  // stored whole, whatever the writer's ranks
+    if (r.section_bytes(name) != full_bytes)
+      throw Error(
+          ErrorKind::kCheckpoint,
+          str("section '", name, "' holds ", r.section_bytes(name), " bytes but ", full_bytes, " were expected"), path,
+          "the checkpoint was written for a different model shape");
   if (cuda_) {
     Tensor params = Tensor::zeros("checkpoint.params", {gpt2_num_params(model_config_)});
     r.copy_to("params", params.raw(), params.nbytes());
     std::vector<float> m(full_bytes / sizeof(float)), v(m.size());
-    std::memcpy(m.data(), whole("adam_m").data(), full_bytes);
-    std::memcpy(v.data(), whole("adam_v").data(), full_bytes);
+    r.copy_to("adam_m", m.data(), full_bytes);
+    r.copy_to("adam_v", v.data(), full_bytes);
     cuda_->set_state(params.data<float>(), m.data(), v.data(), state.optimizer_steps);
     const parallel::GradReducer* reducer = cuda_->reducer();
     if (reducer && reducer->residual().defined()) {
@@ -512,7 +513,7 @@ int Trainer::load_checkpoint(const std::string& path) {
       cuda_->set_residuals(mine.data<float>());
     }
   } else {
-    load_cpu_state(r, state.world_size, state.optimizer_steps, whole);
+    load_cpu_state(r, state.world_size, state.optimizer_steps);
   }
   rng_.set_state(state.rng);
   if (train_loader_) train_loader_->set_state(state.train_loader);
@@ -540,8 +541,7 @@ std::string Trainer::error_feedback_layout() const {
 }
 
 // Parameters, this rank's shard of the moments, error-feedback residuals and the step count.
-void Trainer::load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int64_t optimizer_steps,
-                             const std::function<const std::string&(const char*)>& whole) {
+void Trainer::load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int64_t optimizer_steps) {
   // Each rank takes its shard, whatever the rank count that wrote them (ZeRO-3: of the parameters too).
   const parallel::Shard shard = reducer_->shard();
   std::vector<std::pair<const char*, float*>> shards = {{"adam_m", optimizer_->m().data<float>()},
@@ -553,7 +553,7 @@ void Trainer::load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int
     r.copy_to("params", model_->params().raw(), model_->params().nbytes());
   }
   for (const auto& [name, dst] : shards)
-    std::memcpy(dst, whole(name).data() + size_t(shard.begin) * sizeof(float), size_t(shard.size()) * sizeof(float));
+    r.read_range(name, uint64_t(shard.begin) * sizeof(float), dst, size_t(shard.size()) * sizeof(float));
   if (reducer_->residual().defined()) load_residuals(r, writer_world_size, reducer_->residual());
   optimizer_->set_steps_taken(optimizer_steps);
 }
@@ -566,10 +566,10 @@ void Trainer::load_residuals(CheckpointReader& r, int64_t writer_world_size, Ten
   // its length changed; a checkpoint whose section has another length is not loaded (no overread).
   // The hierarchical shape orders them by its node layout, so the layout must match too.
   const bool same_layout =
-      r.has("error_feedback") && r.bytes("error_feedback").size() == bytes * size_t(comm_.size()) &&
+      r.has("error_feedback") && r.section_bytes("error_feedback") == bytes * size_t(comm_.size()) &&
       r.has("error_feedback_layout") && r.string("error_feedback_layout") == error_feedback_layout();
   if (r.has("error_feedback") && writer_world_size == comm_.size() && same_layout) {
-    std::memcpy(mine.raw(), r.bytes("error_feedback").data() + bytes * size_t(comm_.rank()), bytes);
+    r.read_range("error_feedback", bytes * size_t(comm_.rank()), mine.raw(), bytes);
   } else if (is_rank0()) {
     log_warn("error-feedback residuals ",
              !r.has("error_feedback") ? "are not in the checkpoint"

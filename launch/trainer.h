@@ -88,11 +88,10 @@ class Trainer {
   // Mean loss of the batch in inputs_/targets_ on the run's device.
   float eval_loss();
   int load_checkpoint(const std::string& path);  // returns steps done
-  // CPU side of load_checkpoint: parameters, this rank's moment shards, error feedback, step count.
-  std::string error_feedback_layout() const;  // stored beside the residuals in checkpoints
+  std::string error_feedback_layout() const;     // stored beside the residuals in checkpoints
   void load_residuals(CheckpointReader& r, int64_t writer_world_size, Tensor& mine);
-  void load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int64_t optimizer_steps,
-                      const std::function<const std::string&(const char*)>& whole_section);
+  // CPU side of load_checkpoint: parameters, this rank's moment shards, error feedback, step count.
+  void load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int64_t optimizer_steps);
   // Fills inputs_/targets_ with the next training batch; returns the seconds the step waited for it.
   double next_batch();
   void print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const;

@@ -143,6 +143,29 @@ TEST(CheckpointIo, StreamedSectionOfTheWrongSizeLeavesTheOldFile) {
   }
 }
 
+TEST(CheckpointIo, SectionsLeftInTheFileAreVerifiedAndReadByRange) {
+  TempDir dir;
+  const std::string path = dir.file("a.ckpt");
+  const auto model = write_sample(path);
+  const CheckpointReader r(path, [](const std::string& name) { return name != "model"; });
+  EXPECT_EQ(r.names(), (std::vector<std::string>{"config", "model", "empty", "meta"}));
+  EXPECT_EQ(r.string("config"), "n_layer: 12\n");
+  EXPECT_EQ(r.section_bytes("model"), model.size() * sizeof(float));
+  expect_error([&] { r.bytes("model"); }, ErrorKind::kInternal, {"not kept in memory"});  // never loaded
+  std::vector<float> part(10);
+  r.read_range("model", 500 * sizeof(float), part.data(), part.size() * sizeof(float));
+  EXPECT_EQ(part, std::vector<float>(model.begin() + 500, model.begin() + 510));
+  std::vector<float> all(model.size());
+  r.copy_to("model", all.data(), all.size() * sizeof(float));
+  EXPECT_EQ(all, model);
+  expect_error([&] { r.read_range("model", 996 * sizeof(float), part.data(), 10 * sizeof(float)); },
+               ErrorKind::kCheckpoint, {"past the end", "'model'"});
+  // A damaged byte in a section left in the file is still caught when the reader opens it.
+  flip_byte(path, find_offset(path, "n_layer") + 64);
+  expect_error([&] { CheckpointReader(path, [](const std::string& name) { return name != "model"; }); },
+               ErrorKind::kCheckpoint, {"checksum mismatch", "'model'"});
+}
+
 TEST(CheckpointIo, MissingSectionAndShapeMismatchAreExplained) {
   TempDir dir;
   const std::string path = dir.file("a.ckpt");
