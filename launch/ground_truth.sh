@@ -11,7 +11,8 @@
 #      (`topotrain plan --json` fed the compute times measured on this machine),
 # and prints  setting | quantity | predicted | measured | error %  plus, per setting, the planner's
 # pick among the candidates run (the eligible ones, as `strategy: auto` picks: ZeRO-3 only when no
-# lower stage fits) next to the measured fastest. Results: $OUT/results.md and .json.
+# lower stage fits) next to the measured fastest. Results: $OUT/results.md and .json, and
+# $OUT/steps.png (predicted vs measured step time, with the +-20% band).
 #
 #   launch/ground_truth.sh [--quick] [--latency] [--settings 1gbit,10gbit,1gbit@1ms] [--out DIR] [--bin PATH]
 #                          [--delay-line PATH] [--sizes 4K,64K,1M,4M,16M] [--candidates "25:none:0 1:int8:0"]
@@ -63,7 +64,7 @@ while [ $# -gt 0 ]; do
     --bin) BIN=$2; shift ;;
     --steps) STEPS=$2; shift ;;
     --rounds) ROUNDS=$2; shift ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "ground_truth.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -320,4 +321,26 @@ text = "\n".join(lines)
 print(text)
 open(f"{out}/results.md", "w").write(text + "\n")
 json.dump(records, open(f"{out}/results.json", "w"), indent=2)
+
+# The picture: predicted vs measured step time per candidate, one colour per setting, with the
+# y = x line and the +-20% band of the goal (gnuplot; skipped with a note when it is missing).
+steps = [(s, p, m) for s, q, p, m in rows if q.startswith("step ") and m == m]
+if steps:
+    settings_seen = list(dict.fromkeys(s for s, _, _ in steps))
+    with open(f"{out}/steps.dat", "w") as f:
+        for s in settings_seen:
+            f.write(f"# {s}\n" + "".join(f"{m:.3f} {p:.3f}\n" for t, p, m in steps if t == s) + "\n\n")
+    top = 1.15 * max(max(p, m) for _, p, m in steps)
+    plots = [f"x title 'predicted = measured' lc rgb '#444444'",
+             f"1.2*x dt 2 lc rgb '#999999' title '+-20%'", "0.8*x dt 2 lc rgb '#999999' notitle"]
+    plots += [f"'{out}/steps.dat' index {i} with points pt 7 ps 1.2 title '{s}'" for i, s in enumerate(settings_seen)]
+    script = (f"set terminal pngcairo size 800,700 font ',11'\nset output '{out}/steps.png'\n"
+              f"set title 'ground truth: step time per candidate'\nset xlabel 'measured (ms)'\n"
+              f"set ylabel 'predicted (ms)'\nset xrange [0:{top}]\nset yrange [0:{top}]\nset grid\n"
+              f"set key top left\nplot " + ", ".join(plots) + "\n")
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True)
+        print(f"\nwrote {out}/steps.png")
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"\nnote: {out}/steps.png not drawn ({e}); apt-get install gnuplot-nox")
 PY
