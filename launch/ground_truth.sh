@@ -334,7 +334,7 @@ if steps:
     plots = [f"x title 'predicted = measured' lc rgb '#444444'",
              f"1.2*x dt 2 lc rgb '#999999' title '+-20%'", "0.8*x dt 2 lc rgb '#999999' notitle"]
     plots += [f"'{out}/steps.dat' index {i} with points pt 7 ps 1.2 title '{s}'" for i, s in enumerate(settings_seen)]
-    script = (f"set terminal pngcairo size 800,700 font ',11'\nset output '{out}/steps.png'\n"
+    script = (f"set terminal pngcairo noenhanced size 800,700 font ',11'\nset output '{out}/steps.png'\n"
               f"set title 'ground truth: step time per candidate'\nset xlabel 'measured (ms)'\n"
               f"set ylabel 'predicted (ms)'\nset xrange [0:{top}]\nset yrange [0:{top}]\nset grid\n"
               f"set key top left\nplot " + ", ".join(plots) + "\n")
