@@ -287,14 +287,15 @@ float Trainer::eval_loss() {
   return model_->forward(inputs_.data(), targets_.data(), cfg_.train().batch_size(), cfg_.train().seq_len());
 }
 
-GPT2& Trainer::model() {
-  if (!cuda_ && !sharded_params_) return *model_;
-  if (!host_copy_) host_copy_ = std::make_unique<GPT2>(model_config_, 1, cfg_.train().seq_len());
-  if (cuda_)
-    cuda_->get_working_params(host_copy_->params().data<float>());
-  else
-    sharded_params_->gather_all(host_copy_->params().data<float>());  // collective
-  return *host_copy_;
+GPT2* Trainer::host_model() {
+  if (!cuda_ && !sharded_params_) return is_rank0() ? model_.get() : nullptr;
+  if (is_rank0() && !host_copy_) host_copy_ = std::make_unique<GPT2>(model_config_, 1, cfg_.train().seq_len());
+  float* copy = is_rank0() ? host_copy_->params().data<float>() : nullptr;
+  if (sharded_params_)  // collective: every rank sends its shard, rank 0 keeps the chunks
+    parallel::gather_to_rank0(comm_, sharded_params_->shard_data(), gpt2_num_params(model_config_), copy);
+  else if (copy)
+    cuda_->get_working_params(copy);
+  return is_rank0() ? host_copy_.get() : nullptr;
 }
 
 void Trainer::print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const {

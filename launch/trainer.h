@@ -63,9 +63,10 @@ class Trainer {
   // Mean loss over train.val_batches batches of the validation split (the same batches every time).
   float validate();
 
-  // The model on the host. On cuda and with ZeRO-3: a CPU copy (batch 1) of the current weights,
-  // refreshed by every call (for sampling); with ZeRO-3 the call is collective (gathers the shards).
-  GPT2& model();
+  // The model on the host, on rank 0 (nullptr on the other ranks). On cuda and with ZeRO-3: a CPU
+  // copy (batch 1) of the current weights, refreshed by every call (for sampling); with ZeRO-3 the
+  // call is collective (gathers the shards onto rank 0, a chunk at a time).
+  GPT2* host_model();
   const GPT2Config& model_config() const { return model_config_; }
   const TrainDevice& device() const { return device_; }
   const CudaTraining* cuda() const { return cuda_.get(); }  // null on the CPU
@@ -103,7 +104,7 @@ class Trainer {
   TrainDevice device_;
   std::unique_ptr<CudaTraining> cuda_;                       // the GPU side; null on the CPU
   std::unique_ptr<GPT2> model_;                              // CPU only
-  std::unique_ptr<GPT2> host_copy_;                          // model()'s copy on cuda and with ZeRO-3
+  std::unique_ptr<GPT2> host_copy_;                          // host_model()'s copy on cuda and with ZeRO-3
   std::unique_ptr<parallel::ShardedParams> sharded_params_;  // CPU ZeRO-3 only
   std::unique_ptr<parallel::GradReducer> reducer_;           // CPU only (the GPU's: cuda_->reducer())
   std::unique_ptr<AdamW> optimizer_;                         // CPU only

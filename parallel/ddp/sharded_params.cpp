@@ -102,8 +102,6 @@ void ShardedParams::invalidate() {
   }
 }
 
-void ShardedParams::gather_all(float* full) { all_gather_range(comm_, shard_.data<float>(), n_, 0, n_, full)->wait(); }
-
 double ShardedParams::take_wait_s() {
   const double s = wait_s_;
   wait_s_ = 0;

@@ -45,8 +45,6 @@ class ShardedParams : public ParamSource {
   int64_t window_elements() const;
   // Forgets the windows (waiting for a prefetch still in flight): the shards changed.
   void invalidate();
-  // Gathers the whole buffer into full[n] on every rank (collective).
-  void gather_all(float* full);
   // Seconds acquire() spent waiting for gathers since the last call (exposed communication).
   double take_wait_s();
 
