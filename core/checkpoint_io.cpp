@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 #include "core/crc32c.h"
 #include "core/error.h"
@@ -63,6 +64,19 @@ std::string corrupt_hint(const std::string& path) {
   throw Error(ErrorKind::kCheckpoint, what, path, corrupt_hint(path));
 }
 
+// n bytes at `at` of an open checkpoint file; running short is a corrupt or changed file.
+void pread_all(int fd, void* dst, size_t n, uint64_t at, const std::string& path, const std::string& what) {
+  char* p = static_cast<char*>(dst);
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, p, n, off_t(at));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) fail(path, "cannot read " + what);
+    p += r;
+    n -= size_t(r);
+    at += uint64_t(r);
+  }
+}
+
 // Sequential reads of one descriptor that know the file size, so running past the end is reported
 // as truncation instead of a short read.
 class FdReader {
@@ -107,16 +121,15 @@ class FdReader {
     offset_ += n;
   }
 
-  void pread_exact(void* dst, size_t n, uint64_t at, const char* what = "the checkpoint footer") {
-    char* p = static_cast<char*>(dst);
-    while (n > 0) {
-      ssize_t r = ::pread(fd_, p, n, off_t(at));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) fail(path_, std::string("cannot read ") + what);
-      p += r;
-      n -= size_t(r);
-      at += uint64_t(r);
-    }
+  void pread_exact(void* dst, size_t n, uint64_t at) { pread_all(fd_, dst, n, at, path_, "the checkpoint footer"); }
+  // A second descriptor of the same open file (stays valid after this reader closes its own).
+  std::shared_ptr<const int> share_fd() const {
+    const int fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) fail(path_, std::string("cannot duplicate the checkpoint's descriptor: ") + std::strerror(errno));
+    return std::shared_ptr<const int>(new int(fd), [](const int* p) {
+      ::close(*p);
+      delete p;
+    });
   }
 
  private:
@@ -131,7 +144,7 @@ class FdReader {
 // accepts (all, without keep) are kept; the others, and all without `out`, are streamed through a
 // scratch buffer.
 void parse_checkpoint(const std::string& path, std::vector<CheckpointReader::Section>* out,
-                      const std::function<bool(const std::string&)>& keep) {
+                      const std::function<bool(const std::string&)>& keep, std::shared_ptr<const int>* fd_out) {
   FdReader in(path);
   const uint64_t size = in.size();
   char head[kHeaderBytes];
@@ -206,6 +219,7 @@ void parse_checkpoint(const std::string& path, std::vector<CheckpointReader::Sec
       fail(path,
            "checksum mismatch in section '" + name + "' (stored " + hex32(stored) + ", computed " + hex32(crc) + ")");
     total = crc32c_combine(total, crc, len);
+    if (fd_out && !section.kept && !*fd_out) *fd_out = in.share_fd();  // read_range reads what was verified
     if (out) out->push_back(std::move(section));
   }
   if (in.offset() != body_end)
@@ -307,11 +321,13 @@ void CheckpointWriter::write(const std::string& path) const {
 
 // ---- reader ------------------------------------------------------------------------------------
 
-CheckpointReader::CheckpointReader(const std::string& path) : path_(path) { parse_checkpoint(path, &sections_, {}); }
+CheckpointReader::CheckpointReader(const std::string& path) : path_(path) {
+  parse_checkpoint(path, &sections_, {}, nullptr);
+}
 
 CheckpointReader::CheckpointReader(const std::string& path, const std::function<bool(const std::string&)>& keep)
     : path_(path) {
-  parse_checkpoint(path, &sections_, keep);
+  parse_checkpoint(path, &sections_, keep, &fd_);
 }
 
 bool CheckpointReader::has(const std::string& name) const {
@@ -349,9 +365,8 @@ void CheckpointReader::read_range(const std::string& name, uint64_t offset, void
     std::memcpy(dst, s.data.data() + offset, bytes);
     return;
   }
-  FdReader in(path_);
-  if (in.size() < s.file_offset + s.bytes) fail(path_, "checkpoint shrank after it was verified");
-  in.pread_exact(dst, bytes, s.file_offset + offset, ("section '" + name + "'").c_str());
+  // The descriptor the constructor verified: the same file even if the path was replaced since.
+  pread_all(*fd_, dst, bytes, s.file_offset + offset, path_, "section '" + name + "' (the file shrank?)");
 }
 
 void CheckpointReader::copy_to(const std::string& name, void* dst, size_t expected_bytes) const {
@@ -385,7 +400,7 @@ std::vector<std::string> CheckpointReader::names() const {
   return out;
 }
 
-void verify_checkpoint(const std::string& path) { parse_checkpoint(path, nullptr, {}); }
+void verify_checkpoint(const std::string& path) { parse_checkpoint(path, nullptr, {}, nullptr); }
 
 // ---- directory helpers ---------------------------------------------------------------------------
 

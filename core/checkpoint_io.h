@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,11 +101,12 @@ class CheckpointReader {
     bool kept = true;
   };
   friend void parse_checkpoint(const std::string& path, std::vector<CheckpointReader::Section>* out,
-                               const std::function<bool(const std::string&)>& keep);
+                               const std::function<bool(const std::string&)>& keep, std::shared_ptr<const int>* fd_out);
   const Section& find(const std::string& name) const;
 
   std::string path_;
   std::vector<Section> sections_;  // file order
+  std::shared_ptr<const int> fd_;  // the verified file, while sections are left in it
 };
 
 // Streams through a checkpoint verifying structure and all checksums with constant memory; throws

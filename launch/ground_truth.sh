@@ -51,7 +51,7 @@ SIZES="4K,64K,1M,4M,16M"
 CANDIDATES=""
 STEPS=16
 SKIP=5
-ROUNDS=2
+ROUNDS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
@@ -82,10 +82,12 @@ if [ -z "$SETTINGS" ]; then
 fi
 if [ $QUICK = 1 ]; then
   [ -n "$CANDIDATES" ] || CANDIDATES="25:none:0 1:none:0 25:int8:0 25:none:1"
-  STEPS=12; SKIP=4; ROUNDS=1
+  STEPS=12; SKIP=4; ROUNDS=${ROUNDS:-1}
 else
   [ -n "$CANDIDATES" ] || CANDIDATES="1:none:0 25:none:0 1:bf16:0 25:bf16:0 1:int8:0 25:int8:0 1:none:1 25:none:1"
+  ROUNDS=${ROUNDS:-2}
 fi
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "ground_truth.sh: --rounds wants a positive count, got '$ROUNDS'" >&2; exit 2; }
 for setting in ${SETTINGS//,/ }; do
   [[ "$setting" =~ ^[0-9.]+[kmgKMG]?bit(@[0-9.]+ms)?$ ]] ||
     { echo "ground_truth.sh: bad setting '$setting' (RATE[@DELAYms], e.g. 1gbit@0.1ms)" >&2; exit 2; }
@@ -213,7 +215,8 @@ for setting in ${SETTINGS//,/ }; do
       say "   train $name (round $round)"
       mpi "$BIN" train --config "$CONFIG" $TRAIN_SETS --set logging.run_dir="$dir/train/$name/round$round" \
         --set parallel.bucket_cap_mb="$mb" --set parallel.grad_compression="$comp" --set parallel.zero_stage="$zero" \
-        >"$dir/train_$name.$round.txt" 2>&1 || { say "   train $name FAILED (see $dir/train_$name.$round.txt)"; }
+        >"$dir/train_$name.$round.txt" 2>&1 ||
+        { say "   train $name FAILED (see $dir/train_$name.$round.txt)"; mkdir -p "$dir/train/$name/round$round"; touch "$dir/train/$name/round$round/FAILED"; }
     done
   done
   echo "$CANDIDATES" >"$dir/candidates"
@@ -277,7 +280,8 @@ for setting in settings.split(","):
         c = next(c for c in plan["candidates"] if c["bucket_mb"] == float(mb) and c["payload"] == payload
                  and c["zero_stage"] == int(zero) and c["shape"] == "ring")
         # Every round's steps after the first `skip`; the round with the lowest median step counts.
-        rounds = [[json.loads(l) for l in open(f)][skip:] for f in sorted(glob.glob(f"{d}/train/{name}/round*/metrics.jsonl"))]
+        rounds = [[json.loads(l) for l in open(f)][skip:] for f in sorted(glob.glob(f"{d}/train/{name}/round*/metrics.jsonl"))
+                  if not os.path.exists(os.path.join(os.path.dirname(f), "FAILED"))]  # a failed run's steps do not count
         rounds = [r for r in rounds if r]
         steps = min(rounds, key=lambda r: statistics.median(s["step_s"] for s in r)) if rounds else []
         if not steps:

@@ -399,8 +399,10 @@ TrainSummary Trainer::train(bool resume) {
 
 void Trainer::save_checkpoint(int steps_done) {
   const int64_t n = gpt2_num_params(model_config_);
-  // Each of params, adam_m, adam_v is whole on rank 0, or sharded: then every rank takes part in
-  // gathering it chunk by chunk while rank 0 writes it, so no rank ever holds the whole tensor.
+  // Each of params, adam_m, adam_v is whole on rank 0, or sharded (CPU trainer, ZeRO): then every
+  // rank takes part in gathering it chunk by chunk while rank 0 writes it, so no rank holds the
+  // whole tensor. (The CUDA trainer still copies its state whole to the host on every rank.) Should
+  // rank 0 fail to write, it exits with the error and mpirun ends the ranks gathering with it.
   struct StateTensor {
     const char* name = nullptr;
     const float* whole = nullptr;  // rank 0's whole tensor, or null when sharded

@@ -117,7 +117,8 @@ class Windows {
     }
     Window* w = nullptr;  // least recently used turn window not holding `keep`
     for (Window& c : turn_)
-      if (c.group != keep && (!w || c.last_used < w->last_used)) w = &c;
+      if ((keep < 0 || c.group != keep) && (!w || c.last_used < w->last_used)) w = &c;
+    TT_ASSERT(w, "no window for parameter group ", g);
     *w = {g, end, 0};
   }
   void used(int g) {
@@ -141,18 +142,26 @@ class Windows {
 
 }  // namespace
 
-Zero3Timeline simulate_zero3_micro_step(const std::vector<LinkJob>& gathers,
-                                        const std::vector<std::pair<int, double>>& forward,
-                                        const std::vector<std::pair<int, double>>& backward,
-                                        const std::vector<int>& resident, const std::vector<LinkJob>& grads, int ports,
-                                        bool prefetch) {
+Zero3Timeline simulate_zero3_step(const std::vector<LinkJob>& gathers,
+                                  const std::vector<std::pair<int, double>>& forward,
+                                  const std::vector<std::pair<int, double>>& backward, const std::vector<int>& resident,
+                                  const std::vector<LinkJob>& grads, int micro_steps, int ports, bool prefetch) {
+  TT_ASSERT(micro_steps >= 1, "micro_steps ", micro_steps);
   Link link(ports);
-  Windows windows(gathers, resident, link);
-  std::vector<std::pair<int, double>> acquires = forward;
-  acquires.insert(acquires.end(), backward.begin(), backward.end());
+  Windows windows(gathers, resident, link);  // kept across micro-steps: nothing changes the shards
+  std::vector<std::pair<int, double>> acquires;
+  for (int m = 0; m < micro_steps; ++m) {
+    acquires.insert(acquires.end(), forward.begin(), forward.end());
+    acquires.insert(acquires.end(), backward.begin(), backward.end());
+  }
+  double backward_total = 0;
+  for (const auto& a : backward) backward_total += a.second;
+  // Ready times and the running sum of compute are computed differently: compare with a tolerance.
+  const double eps = 1e-9 * std::max(1.0, backward_total);
   Zero3Timeline tl;
-  double t = 0, backward_compute = 0;  // the training thread's clock; backward compute so far
+  double t = 0, backward_compute = 0;  // the training thread's clock; this micro-step's backward so far
   size_t next_grad = 0;
+  const size_t pass = forward.size() + backward.size();
   for (size_t i = 0; i < acquires.size(); ++i) {
     const int g = acquires[i].first;
     const int next = i + 1 < acquires.size() ? acquires[i + 1].first : -1;
@@ -162,21 +171,20 @@ Zero3Timeline simulate_zero3_micro_step(const std::vector<LinkJob>& gathers,
     if (prefetch && next >= 0 && next != g && windows.held(next) < 0) windows.gather(next, g, t);
     const double compute = acquires[i].second;
     TT_ASSERT(compute >= 0, "negative compute time for parameter group ", g);
-    if (i >= forward.size()) {  // backward: the reducer issues each bucket once compute passes its ready time
-      for (; next_grad < grads.size() && grads[next_grad].ready_s <= backward_compute + compute; ++next_grad) {
+    const size_t in_pass = i % pass;
+    if (in_pass == forward.size()) backward_compute = 0, next_grad = 0;  // this micro-step's backward starts
+    if (in_pass >= forward.size()) {          // the reducer issues each bucket once compute passes its ready time
+      const bool last = in_pass + 1 == pass;  // what is ready after the last group's compute goes now
+      for (; next_grad < grads.size() && (last || grads[next_grad].ready_s <= backward_compute + compute + eps);
+           ++next_grad) {
         LinkJob job = grads[next_grad];
-        job.ready_s = t + std::max(0.0, job.ready_s - backward_compute);
+        job.ready_s = t + std::min(compute, std::max(0.0, job.ready_s - backward_compute));
         link.issue(job);
       }
       backward_compute += compute;
     }
     t += compute;
     tl.compute_s += compute;
-  }
-  for (; next_grad < grads.size(); ++next_grad) {  // ready after the last group's compute
-    LinkJob job = grads[next_grad];
-    job.ready_s = t;
-    link.issue(job);
   }
   tl.wall_s = std::max(t, link.finish_s());
   tl.busy_s = link.busy_s();

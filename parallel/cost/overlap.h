@@ -2,7 +2,7 @@
 // while backward runs (GradReducer issues each one as soon as it is complete), their collectives run
 // one after another on the link (one communicator), and whatever is still running when backward ends
 // is the step's *exposed* communication — what GradReducer::finish_backward waits for. ZeRO-3 adds
-// the parameter gathers that forward and backward wait for (simulate_zero3_micro_step). Pure
+// the parameter gathers that forward and backward wait for (simulate_zero3_step). Pure
 // functions on times.
 //
 // Design: the link is a set of ports, an inbound and an outbound one per rank (port 2r: rank r
@@ -81,23 +81,25 @@ std::vector<double> bucket_ready_times(const std::vector<parallel::Bucket>& buck
                                        const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges,
                                        const std::vector<double>& ready_fraction, double backward_s);
 
-// One ZeRO-3 micro-step in program order, as ShardedParams runs it. forward/backward: the parameter
-// groups in the order the model acquires them, each with the compute seconds that follow the
-// acquire. acquire(g) gathers g unless held, waits for it, then starts gathering the next group of
-// the pass (prefetch) into the least recently used of two turn-taking windows; `resident` groups keep
-// a window of their own once gathered. gathers[g]: group g's gather job (ready_s ignored).
-// grads: the gradient reducer's jobs, ready_s in backward *compute* seconds (as bucket_ready_times
-// gives them), issued when backward's compute, delayed by the waits, reaches that point.
+// One ZeRO-3 optimizer step of micro_steps micro-steps in program order, as ShardedParams runs it.
+// forward/backward: the parameter groups in the order the model acquires them, each with the
+// compute seconds that follow the acquire. acquire(g) gathers g unless held, waits for it, then
+// starts gathering the next group (prefetch) into the least recently used of two turn-taking
+// windows; `resident` groups keep a window of their own once gathered. Windows stay valid across
+// micro-steps (only the optimizer step changes the shards). gathers[g]: group g's gather job
+// (ready_s ignored). grads: the gradient reducer's jobs of one micro-step, ready_s in backward
+// *compute* seconds (as bucket_ready_times gives them), issued when each micro-step's backward,
+// delayed by the waits, reaches that point.
 struct Zero3Timeline {
   double compute_s = 0;  // forward + backward compute
-  double wall_s = 0;     // until backward's compute and every collective have ended
+  double wall_s = 0;     // until the last compute and every collective have ended
   double busy_s = 0;     // link busy time (union)
   double exposed_s() const { return wall_s - compute_s; }
 };
-Zero3Timeline simulate_zero3_micro_step(const std::vector<LinkJob>& gathers,
-                                        const std::vector<std::pair<int, double>>& forward,
-                                        const std::vector<std::pair<int, double>>& backward,
-                                        const std::vector<int>& resident, const std::vector<LinkJob>& grads,
-                                        int ports = 0, bool prefetch = true);
+Zero3Timeline simulate_zero3_step(const std::vector<LinkJob>& gathers,
+                                  const std::vector<std::pair<int, double>>& forward,
+                                  const std::vector<std::pair<int, double>>& backward, const std::vector<int>& resident,
+                                  const std::vector<LinkJob>& grads, int micro_steps = 1, int ports = 0,
+                                  bool prefetch = true);
 
 }  // namespace tt::cost

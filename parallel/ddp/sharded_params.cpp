@@ -59,7 +59,7 @@ ShardedParams::Window& ShardedParams::window_for(int group, int keep) {
   Window* best = nullptr;
   for (auto& w : windows_) {
     if (w.resident_group == group) return w;
-    if (w.resident_group < 0 && w.group != keep && (!best || w.last_used < best->last_used)) best = &w;
+    if (w.resident_group < 0 && (keep < 0 || w.group != keep) && (!best || w.last_used < best->last_used)) best = &w;
   }
   TT_ASSERT(best, "no window for parameter group ", group);
   return *best;

@@ -190,11 +190,11 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
         return acquires;
       };
       TT_ASSERT(!model.param_groups.empty(), "ModelSpec '", model.name, "' has no parameter groups for ZeRO-3");
-      const auto tl = cost::simulate_zero3_micro_step(gathers, seconds(model.forward_acquires, fwd_micro),
-                                                      seconds(model.backward_acquires, bwd_micro),
-                                                      model.resident_groups, jobs, ports);
-      c.comm_s = comm_micros * tl.busy_s;
-      c.exposed_s = comm_micros * tl.exposed_s();
+      const auto tl = cost::simulate_zero3_step(gathers, seconds(model.forward_acquires, fwd_micro),
+                                                seconds(model.backward_acquires, bwd_micro), model.resident_groups,
+                                                jobs, accum, ports);
+      c.comm_s = tl.busy_s;
+      c.exposed_s = tl.exposed_s();
     } else {
       const auto sched = cost::simulate_serial_link(jobs, bwd_micro, ports);
       c.comm_s = comm_micros * sched.busy_s;

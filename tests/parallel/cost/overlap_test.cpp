@@ -100,29 +100,38 @@ const std::vector<std::pair<int, double>> kForward = {{0, 2}, {1, 2}, {2, 2}}, k
 
 TEST(Zero3Timeline, PrefetchHidesEveryGatherButTheFirst) {
   // Prefetch: only group 0's first gather waits (1 s); the others arrive during compute.
-  const Zero3Timeline on = simulate_zero3_micro_step(kGathers, kForward, kBackward, {}, {});
+  const Zero3Timeline on = simulate_zero3_step(kGathers, kForward, kBackward, {}, {});
   EXPECT_DOUBLE_EQ(on.compute_s, 12);
   EXPECT_DOUBLE_EQ(on.wall_s, 13);
   EXPECT_DOUBLE_EQ(on.exposed_s(), 1);
   EXPECT_DOUBLE_EQ(on.busy_s, 4);  // 4 gathers
   // Without prefetch every gather waits: 0, 1 and 2 in forward, 0 again in backward.
-  const Zero3Timeline off = simulate_zero3_micro_step(kGathers, kForward, kBackward, {}, {}, 0, false);
+  const Zero3Timeline off = simulate_zero3_step(kGathers, kForward, kBackward, {}, {}, 1, 0, false);
   EXPECT_DOUBLE_EQ(off.exposed_s(), 4);
   // A resident group 0 is gathered once: backward finds it still there.
-  const Zero3Timeline resident = simulate_zero3_micro_step(kGathers, kForward, kBackward, {0}, {});
+  const Zero3Timeline resident = simulate_zero3_step(kGathers, kForward, kBackward, {0}, {});
   EXPECT_DOUBLE_EQ(resident.busy_s, 3);
   EXPECT_DOUBLE_EQ(resident.exposed_s(), 1);
+}
+
+TEST(Zero3Timeline, LaterMicroStepsFindTheWindowsFilled) {
+  // Two micro-steps: the second starts with groups 0 and 1 still held (nothing invalidates them
+  // before the optimizer step) and its only gathers (2, then 0 again) arrive during compute.
+  const Zero3Timeline two = simulate_zero3_step(kGathers, kForward, kBackward, {}, {}, 2);
+  EXPECT_DOUBLE_EQ(two.compute_s, 24);
+  EXPECT_DOUBLE_EQ(two.exposed_s(), 1);  // not twice the cold micro-step's 1 s
+  EXPECT_DOUBLE_EQ(two.busy_s, 6);
 }
 
 TEST(Zero3Timeline, GradientReductionsDelayTheNextGather) {
   // A 3 s reduce-scatter ready 1 s into backward (wall 7 + 1 = 8) holds the shared link until 11;
   // group 0's prefetch, issued at 9, runs 11-12, and the acquire at 11 waits 1 s. Compute ends at
   // 14; the link is done at 12.
-  const Zero3Timeline tl = simulate_zero3_micro_step(kGathers, kForward, kBackward, {}, {{1, 3}});
+  const Zero3Timeline tl = simulate_zero3_step(kGathers, kForward, kBackward, {}, {{1, 3}});
   EXPECT_DOUBLE_EQ(tl.wall_s, 14);
   EXPECT_DOUBLE_EQ(tl.exposed_s(), 2);
   // A reduce-scatter ready after backward's last compute ends the micro-step: issued at 13, ends 16.
-  EXPECT_DOUBLE_EQ(simulate_zero3_micro_step(kGathers, kForward, kBackward, {}, {{7, 3}}).wall_s, 16);
+  EXPECT_DOUBLE_EQ(simulate_zero3_step(kGathers, kForward, kBackward, {}, {{7, 3}}).wall_s, 16);
 }
 
 TEST(BucketReadyTimes, LatestTensorInTheBucket) {

@@ -37,6 +37,36 @@ TEST(ModelSpec, Gpt2LayoutAndBackwardTimeline) {
   EXPECT_NEAR(m.flops_per_token, 0.86e9, 0.02e9);  // DESIGN.md: ~0.86 GFLOP/token
 }
 
+// ZeRO-3's gather units and acquire orders, as GPT2::forward/backward and ShardedParams run them.
+TEST(ModelSpec, Zero3GroupsAndAcquireOrdersMatchTheModel) {
+  const GPT2Config cfg = GPT2Config::make(4, 4, 256, 16, 64);
+  const ModelSpec m = gpt2_model_spec(cfg, 64, 256);
+  const auto groups = gpt2_param_groups(cfg);
+  ASSERT_EQ(m.param_groups.size(), groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    EXPECT_EQ(m.param_groups[g].first, groups[g].begin) << g;
+    EXPECT_EQ(m.param_groups[g].second, groups[g].end) << g;
+  }
+  auto order = [](const std::vector<std::pair<int, double>>& acquires) {
+    std::vector<int> o;
+    double share = 0;
+    for (const auto& [g, f] : acquires) o.push_back(g), share += f;
+    EXPECT_NEAR(share, 1.0, 1e-12);  // every acquire's share of the pass, together the whole pass
+    return o;
+  };
+  EXPECT_EQ(order(m.forward_acquires), (std::vector<int>{0, 1, 2, 3, 4, 5, 0}));  // L+1 = 5, tied head last
+  EXPECT_EQ(order(m.backward_acquires), (std::vector<int>{0, 5, 4, 3, 2, 1}));
+  EXPECT_EQ(m.resident_groups, std::vector<int>{kGpt2ReusedGroup});
+  // Llama-style (untied head): no resident group; the head lives with the final norm in group L+1.
+  const ModelSpec llama = model_preset("llama-7b", 4096);
+  ASSERT_EQ(llama.param_groups.size(), 34u);
+  EXPECT_EQ(llama.param_groups.back().second, llama.num_params);
+  for (size_t g = 1; g < llama.param_groups.size(); ++g)
+    EXPECT_EQ(llama.param_groups[g].first, llama.param_groups[g - 1].second) << g;
+  EXPECT_EQ(order(llama.backward_acquires).front(), 33);
+  EXPECT_TRUE(llama.resident_groups.empty());
+}
+
 TEST(ModelSpec, PresetsAndLlama7b) {
   EXPECT_NEAR(double(model_preset("gpt2-350m", 1024).num_params), 355e6, 5e6);
   const ModelSpec llama = model_preset("llama-7b", 4096);
