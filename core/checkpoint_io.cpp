@@ -70,7 +70,8 @@ void pread_all(int fd, void* dst, size_t n, uint64_t at, const std::string& path
   while (n > 0) {
     const ssize_t r = ::pread(fd, p, n, off_t(at));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) fail(path, "cannot read " + what);
+    if (r < 0) fail(path, "cannot read " + what + ": " + std::strerror(errno));
+    if (r == 0) fail(path, "cannot read " + what + ": the file ends early");
     p += r;
     n -= size_t(r);
     at += uint64_t(r);
@@ -366,7 +367,7 @@ void CheckpointReader::read_range(const std::string& name, uint64_t offset, void
     return;
   }
   // The descriptor the constructor verified: the same file even if the path was replaced since.
-  pread_all(*fd_, dst, bytes, s.file_offset + offset, path_, "section '" + name + "' (the file shrank?)");
+  pread_all(*fd_, dst, bytes, s.file_offset + offset, path_, "section '" + name + "'");
 }
 
 void CheckpointReader::copy_to(const std::string& name, void* dst, size_t expected_bytes) const {

@@ -49,7 +49,7 @@ DELAY_LINE=""
 LATENCY=0
 SIZES="4K,64K,1M,4M,16M"
 CANDIDATES=""
-STEPS=16
+STEPS=""
 SKIP=5
 ROUNDS=""
 while [ $# -gt 0 ]; do
@@ -82,12 +82,14 @@ if [ -z "$SETTINGS" ]; then
 fi
 if [ $QUICK = 1 ]; then
   [ -n "$CANDIDATES" ] || CANDIDATES="25:none:0 1:none:0 25:int8:0 25:none:1"
-  STEPS=12; SKIP=4; ROUNDS=${ROUNDS:-1}
+  STEPS=${STEPS:-12}; SKIP=4; ROUNDS=${ROUNDS:-1}
 else
   [ -n "$CANDIDATES" ] || CANDIDATES="1:none:0 25:none:0 1:bf16:0 25:bf16:0 1:int8:0 25:int8:0 1:none:1 25:none:1"
-  ROUNDS=${ROUNDS:-2}
+  STEPS=${STEPS:-16}; ROUNDS=${ROUNDS:-2}
 fi
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "ground_truth.sh: --rounds wants a positive count, got '$ROUNDS'" >&2; exit 2; }
+[[ "$STEPS" =~ ^[0-9]+$ ]] && [ "$STEPS" -gt "$SKIP" ] ||
+  { echo "ground_truth.sh: --steps must be more than the $SKIP warm-up steps skipped, got '$STEPS'" >&2; exit 2; }
 for setting in ${SETTINGS//,/ }; do
   [[ "$setting" =~ ^[0-9.]+[kmgKMG]?bit(@[0-9.]+ms)?$ ]] ||
     { echo "ground_truth.sh: bad setting '$setting' (RATE[@DELAYms], e.g. 1gbit@0.1ms)" >&2; exit 2; }

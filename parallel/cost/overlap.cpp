@@ -158,33 +158,36 @@ Zero3Timeline simulate_zero3_step(const std::vector<LinkJob>& gathers,
   for (const auto& a : backward) backward_total += a.second;
   // Ready times and the running sum of compute are computed differently: compare with a tolerance.
   const double eps = 1e-9 * std::max(1.0, backward_total);
+  TT_ASSERT(!backward.empty() || grads.empty(), "gradient jobs without a backward pass");
   Zero3Timeline tl;
   double t = 0, backward_compute = 0;  // the training thread's clock; this micro-step's backward so far
+  double grads_end = 0;                // when this micro-step's gradient jobs end
   size_t next_grad = 0;
   const size_t pass = forward.size() + backward.size();
   for (size_t i = 0; i < acquires.size(); ++i) {
     const int g = acquires[i].first;
-    const int next = i + 1 < acquires.size() ? acquires[i + 1].first : -1;
+    const size_t in_pass = i % pass;
+    const bool last = in_pass + 1 == pass;  // backward's last acquire names no next group (GPT2::backward)
+    const int next = last ? -1 : acquires[i + 1].first;
     if (windows.held(g) < 0) windows.gather(g, next, t);
     t = std::max(t, windows.held(g));
     windows.used(g);
     if (prefetch && next >= 0 && next != g && windows.held(next) < 0) windows.gather(next, g, t);
     const double compute = acquires[i].second;
     TT_ASSERT(compute >= 0, "negative compute time for parameter group ", g);
-    const size_t in_pass = i % pass;
     if (in_pass == forward.size()) backward_compute = 0, next_grad = 0;  // this micro-step's backward starts
-    if (in_pass >= forward.size()) {          // the reducer issues each bucket once compute passes its ready time
-      const bool last = in_pass + 1 == pass;  // what is ready after the last group's compute goes now
+    if (in_pass >= forward.size()) {  // the reducer issues each bucket once compute passes its ready time
       for (; next_grad < grads.size() && (last || grads[next_grad].ready_s <= backward_compute + compute + eps);
-           ++next_grad) {
+           ++next_grad) {  // the last group's compute takes all that is left
         LinkJob job = grads[next_grad];
         job.ready_s = t + std::min(compute, std::max(0.0, job.ready_s - backward_compute));
-        link.issue(job);
+        grads_end = std::max(grads_end, link.issue(job));
       }
       backward_compute += compute;
     }
     t += compute;
     tl.compute_s += compute;
+    if (last) t = std::max(t, grads_end);  // finish_backward: the micro-step's reductions end first
   }
   tl.wall_s = std::max(t, link.finish_s());
   tl.busy_s = link.busy_s();

@@ -132,6 +132,11 @@ TEST(Zero3Timeline, GradientReductionsDelayTheNextGather) {
   EXPECT_DOUBLE_EQ(tl.exposed_s(), 2);
   // A reduce-scatter ready after backward's last compute ends the micro-step: issued at 13, ends 16.
   EXPECT_DOUBLE_EQ(simulate_zero3_step(kGathers, kForward, kBackward, {}, {{7, 3}}).wall_s, 16);
+  // With two micro-steps the second waits for the first's reduction (finish_backward): its forward
+  // starts at 16, its own reduction runs 28-31.
+  const Zero3Timeline two = simulate_zero3_step(kGathers, kForward, kBackward, {}, {{7, 3}}, 2);
+  EXPECT_DOUBLE_EQ(two.wall_s, 31);
+  EXPECT_DOUBLE_EQ(two.exposed_s(), 7);
 }
 
 TEST(BucketReadyTimes, LatestTensorInTheBucket) {
