@@ -72,23 +72,25 @@ void ShardedParams::start_gather(Window& w, int group) {
   w.in_flight = all_gather_range(comm_, shard_.data<float>(), n_, g.begin, g.end, w.values.data<float>());
 }
 
-void ShardedParams::wait(Window& w) {
+void ShardedParams::wait(Window& w, std::chrono::steady_clock::time_point since) {
   if (!w.in_flight) return;
-  const auto t0 = std::chrono::steady_clock::now();
   w.in_flight->wait();  // on a timeout it stays in flight: the destructor still waits for it
   w.in_flight.reset();
-  wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
 const float* ShardedParams::acquire(int group, int next_group) {
   TT_ASSERT(group >= 0 && size_t(group) < groups_.size(), "parameter group ", group);
   if (comm_.size() == 1) return shard_.data<float>() + groups_[size_t(group)].begin;
   Window* current = holding(group);
+  auto since = std::chrono::steady_clock::now();
   if (!current) {  // not prefetched: gather now, keeping a prefetched next_group
     current = &window_for(group, next_group);
+    wait(*current);                            // a gather still filling that window
+    since = std::chrono::steady_clock::now();  // from here on, issuing included, the step waits for group
     start_gather(*current, group);
   }
-  wait(*current);
+  wait(*current, since);
   current->last_used = ++tick_;
   if (prefetch_ && next_group >= 0 && next_group != group && !holding(next_group))
     start_gather(window_for(next_group, group), next_group);

@@ -14,6 +14,7 @@
 // Memory per rank: shard (n/ranks) + the resident groups + 2 x the largest other group, instead of n.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -45,7 +46,8 @@ class ShardedParams : public ParamSource {
   int64_t window_elements() const;
   // Forgets the windows (waiting for a prefetch still in flight): the shards changed.
   void invalidate();
-  // Seconds acquire() spent waiting for gathers since the last call (exposed communication).
+  // Seconds acquire() spent waiting for gathers since the last call (exposed communication): for a
+  // group gathered on demand, from its issue on.
   double take_wait_s();
 
  private:
@@ -61,7 +63,8 @@ class ShardedParams : public ParamSource {
   // window that does not hold `keep`.
   Window& window_for(int group, int keep);
   void start_gather(Window& w, int group);
-  void wait(Window& w);
+  // Waits for w's gather; the seconds since `since` (default: now) count as waiting.
+  void wait(Window& w, std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now());
 
   Communicator& comm_;
   std::vector<ParamGroup> groups_;

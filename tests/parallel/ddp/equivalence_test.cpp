@@ -205,8 +205,8 @@ TEST_F(DataParallel, Zero3TrainsBitIdenticallyToZero2AndResumes) {
 // ZeRO-3 prefetches: while one block computes, the next block's parameters are on the way. Each
 // collective holds a simulated link for 2 ms; a step of 6 blocks gathers 13 parameter groups
 // (forward: the embeddings, 6 blocks and ln_f; backward: 5 blocks, the last one still being held).
-// Without prefetch (parallel.zero3_prefetch=false) every one of them is waited for (20-29 ms a
-// step); with it ~4 ms (the embeddings, gathered first, cannot be hidden).
+// Without prefetch (parallel.zero3_prefetch=false) every one of them is waited for (measured 25.6 ms
+// a step); with it ~4 ms (the embeddings, gathered first, cannot be hidden).
 TEST_F(DataParallel, Zero3PrefetchHidesMostParameterGathers) {
   double waited[2] = {0, 0};
   for (bool prefetch : {false, true}) {
@@ -227,9 +227,9 @@ TEST_F(DataParallel, Zero3PrefetchHidesMostParameterGathers) {
   }
   std::printf("waited for parameter gathers over 7 steps: on demand %.1f ms, prefetched %.1f ms\n", waited[false] * 1e3,
               waited[true] * 1e3);
-  // On demand most of the 13 x 2 ms a step is waited for (seen: 140-203 ms over 7 steps, against
-  // 182 ms for 13 full delays; a busy machine lowers it), prefetched a small part of that.
-  EXPECT_GE(waited[false], 0.5 * 7 * 13 * 0.002) << "on demand, each of the 13 gathers a step is waited for";
+  // On demand each of the 13 gathers a step is waited for from its issue on (an issuing thread that
+  // loses its core for a while still waits), prefetched only a small part of that.
+  EXPECT_GE(waited[false], 0.8 * 7 * 13 * 0.002) << "on demand, each of the 13 gathers a step is waited for";
   EXPECT_LT(waited[true], 0.5 * waited[false]) << "prefetched " << waited[true] << " s vs on demand " << waited[false];
 }
 
