@@ -370,15 +370,19 @@ void CheckpointReader::read_range(const std::string& name, uint64_t offset, void
   pread_all(*fd_, dst, bytes, s.file_offset + offset, path_, "section '" + name + "'");
 }
 
-void CheckpointReader::copy_to(const std::string& name, void* dst, size_t expected_bytes) const {
+void CheckpointReader::expect_bytes(const std::string& name, uint64_t bytes) const {
   const uint64_t held = section_bytes(name);
-  if (held != expected_bytes)
+  if (held != bytes)
     throw Error(ErrorKind::kCheckpoint,
-                "section '" + name + "' holds " + std::to_string(held) + " bytes but " +
-                    std::to_string(expected_bytes) + " were expected",
+                "section '" + name + "' holds " + std::to_string(held) + " bytes but " + std::to_string(bytes) +
+                    " were expected",
                 path_,
                 "the checkpoint was written for a different model shape or optimizer; check that the "
                 "model config matches the run that wrote it");
+}
+
+void CheckpointReader::copy_to(const std::string& name, void* dst, size_t expected_bytes) const {
+  expect_bytes(name, expected_bytes);
   read_range(name, 0, dst, expected_bytes);
 }
 

@@ -86,6 +86,8 @@ class CheckpointReader {
   // The section's size, and `bytes` bytes of it from byte `offset` (kept or not). A range past its
   // end is a tt::Error(kCheckpoint).
   uint64_t section_bytes(const std::string& name) const;
+  // Throws tt::Error(kCheckpoint) naming the section unless it holds exactly `bytes` bytes.
+  void expect_bytes(const std::string& name, uint64_t bytes) const;
   void read_range(const std::string& name, uint64_t offset, void* dst, size_t bytes) const;
   // Moves the section's buffer out (to free host memory early); the section then reads as missing.
   std::string take(const std::string& name);

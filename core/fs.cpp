@@ -54,15 +54,17 @@ void fsync_dir(const std::string& path) {
 
 FileWriter::FileWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)), buffer_(kBufferBytes) {}
 
-void FileWriter::write_fd(const char* p, size_t n) {
+void FileWriter::write_fd(const char* p, size_t n, int64_t at) {
   while (n > 0) {
-    ssize_t w = ::write(fd_, p, std::min<size_t>(n, size_t(1) << 30));
+    const size_t k = std::min<size_t>(n, size_t(1) << 30);
+    const ssize_t w = at < 0 ? ::write(fd_, p, k) : ::pwrite(fd_, p, k, off_t(at));
     if (w < 0) {
       if (errno == EINTR) continue;
       throw_io("write failed", path_, errno);
     }
     p += w;
     n -= size_t(w);
+    if (at >= 0) at += w;
   }
 }
 
@@ -91,17 +93,7 @@ void FileWriter::write(const void* data, size_t n) {
 void FileWriter::patch(uint64_t offset, const void* data, size_t n) {
   TT_ASSERT(offset + n <= offset_, "patching bytes not yet written");
   flush();
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd_, p, n, off_t(offset));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw_io("write failed", path_, errno);
-    }
-    p += w;
-    n -= size_t(w);
-    offset += uint64_t(w);
-  }
+  write_fd(static_cast<const char*>(data), n, int64_t(offset));
 }
 
 void FileWriter::write_zeros(size_t n) {

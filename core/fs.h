@@ -36,7 +36,7 @@ class FileWriter {
   void patch(uint64_t offset, const void* data, size_t n);
 
  private:
-  void write_fd(const char* p, size_t n);
+  void write_fd(const char* p, size_t n, int64_t at = -1);  // at >= 0: at that offset (pwrite)
 
   int fd_;
   std::string path_;  // the final path, for messages

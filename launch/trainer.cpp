@@ -115,10 +115,14 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
 
 std::vector<float> Trainer::initial_weights() {
   std::vector<float> init(size_t(gpt2_num_params(model_config_)));
-  gpt2_init_weights(model_config_, init.data(), cfg_.train().seed(), cfg_.model().init_std());
-  // Same seed on every rank already gives the same weights; the broadcast makes it a guarantee.
-  comm_.broadcast(init.data(), int64_t(init.size()), DType::kF32, 0)->wait();
+  init_weights(init.data());
   return init;
+}
+
+void Trainer::init_weights(float* params) {
+  gpt2_init_weights(model_config_, params, cfg_.train().seed(), cfg_.model().init_std());
+  // Same seed on every rank already gives the same weights; the broadcast makes it a guarantee.
+  comm_.broadcast(params, gpt2_num_params(model_config_), DType::kF32, 0)->wait();
 }
 
 // The CPU model, its gradient reducer and the (sharded) AdamW; with ZeRO-3 the model holds no
@@ -128,20 +132,19 @@ void Trainer::init_cpu_model() {
   const auto& o = cfg_.optimizer();
   const auto& par = cfg_.parallel();
   const bool zero3 = par.zero_stage() == 3;
-  std::vector<float> init = initial_weights();
   if (zero3) {  // cut this rank's shard, and free the whole initial weights before the model allocates
+    std::vector<float> init = initial_weights();
     sharded_params_ =
         std::make_unique<parallel::ShardedParams>(comm_, gpt2_param_groups(model_config_), int64_t(init.size()),
                                                   std::vector<int>{kGpt2ReusedGroup}, par.zero3_prefetch());
     const parallel::Shard mine = sharded_params_->shard();
     std::memcpy(sharded_params_->shard_data(), init.data() + mine.begin, size_t(mine.size()) * sizeof(float));
-    std::vector<float>().swap(init);
   }
   model_ = std::make_unique<GPT2>(model_config_, t.batch_size(), t.seq_len(), /*hold_params=*/!zero3);
   if (zero3)
     model_->set_param_source(sharded_params_.get());
   else
-    std::memcpy(model_->params().raw(), init.data(), model_->params().nbytes());
+    init_weights(model_->params().data<float>());  // in place: no second copy of the weights
 
   reducer_ = create_grad_reducer(cfg_, comm_, model_->grads(), model_->layout());
   model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
@@ -497,11 +500,7 @@ int Trainer::load_checkpoint(const std::string& path) {
   r.copy_to("state", &state, sizeof state);
   const size_t full_bytes = size_t(gpt2_num_params(model_config_)) * sizeof(float);
   for (const char* name : {"params", "adam_m", "adam_v"})  // stored whole, whatever the writer's ranks
-    if (r.section_bytes(name) != full_bytes)
-      throw Error(
-          ErrorKind::kCheckpoint,
-          str("section '", name, "' holds ", r.section_bytes(name), " bytes but ", full_bytes, " were expected"), path,
-          "the checkpoint was written for a different model shape");
+    r.expect_bytes(name, full_bytes);
   if (cuda_) {
     Tensor params = Tensor::zeros("checkpoint.params", {gpt2_num_params(model_config_)});
     r.copy_to("params", params.raw(), params.nbytes());

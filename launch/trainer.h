@@ -10,7 +10,6 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -78,7 +77,9 @@ class Trainer {
 
  private:
   // The initial weights (train.seed), identical on every rank (collective).
+  // The run's initial weights (seeded, broadcast from rank 0): a new buffer, or written into params.
   std::vector<float> initial_weights();
+  void init_weights(float* params);
   void init_cpu_model();
   void save_checkpoint(int steps_done);
   // Issues the all-gather of updated parameter shards (ZeRO) and waits; returns its seconds.
