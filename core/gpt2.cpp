@@ -79,14 +79,23 @@ std::vector<ParamInfo> gpt2_param_layout(const GPT2Config& cfg) {
   return out;
 }
 
-std::vector<ParamGroup> gpt2_param_groups(const GPT2Config& cfg) {
-  std::vector<ParamGroup> groups(size_t(cfg.n_layer) + 2);
-  for (const auto& p : gpt2_param_layout(cfg)) {
+std::vector<ParamGroup> gpt2_param_groups(const GPT2Config& cfg) { return gpt2_param_groups(gpt2_param_layout(cfg)); }
+
+std::vector<ParamGroup> gpt2_param_groups(const std::vector<ParamInfo>& layout) {
+  std::vector<ParamGroup> groups;
+  for (const auto& p : layout) {
+    if (size_t(p.layer + 1) >= groups.size()) groups.resize(size_t(p.layer) + 2);
     ParamGroup& g = groups[size_t(p.layer + 1)];
     if (g.end == 0) g.begin = p.offset;
     g.end = p.offset + shape_numel(p.shape);
   }
   return groups;
+}
+
+std::vector<std::pair<int64_t, int64_t>> group_ranges(const std::vector<ParamGroup>& groups) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const ParamGroup& g : groups) ranges.push_back({g.begin, g.end});
+  return ranges;
 }
 
 int64_t gpt2_num_params(const GPT2Config& cfg) {

@@ -57,6 +57,9 @@ struct ParamGroup {
 // a gathering source does well to keep it.
 constexpr int kGpt2ReusedGroup = 0;
 std::vector<ParamGroup> gpt2_param_groups(const GPT2Config& cfg);
+std::vector<ParamGroup> gpt2_param_groups(const std::vector<ParamInfo>& layout);  // by ParamInfo::layer
+// [begin, end) of each group (as bucket ranges and ZeRO shard units are given).
+std::vector<std::pair<int64_t, int64_t>> group_ranges(const std::vector<ParamGroup>& groups);
 
 // Where forward/backward read parameter values.
 class ParamSource {

@@ -295,9 +295,9 @@ int plan_main(const Args& args) {
     const bool is_pick = int(i) == plan.pick;
     if (top > 0 && int(shown) >= top && !is_pick) continue;
     const auto& c = plan.candidates[i];
-    std::printf("%s  %4.0fMB %-8s %-5s %-10s %4d %3d %10s %10s %10s %9s %4s %5s\n", is_pick ? "*" : " ", c.bucket_mb,
-                cost::payload_name(c.payload), c.shape_name().c_str(), c.collective_name().c_str(), c.zero_stage,
-                c.num_buckets, strategy::format_seconds(c.comm_s).c_str(),
+    std::printf("%s  %6s %-8s %-5s %-10s %4d %3d %10s %10s %10s %9s %4s %5s\n", is_pick ? "*" : " ",
+                c.bucket_name().c_str(), cost::payload_name(c.payload), c.shape_name().c_str(),
+                c.collective_name().c_str(), c.zero_stage, c.num_buckets, strategy::format_seconds(c.comm_s).c_str(),
                 strategy::format_seconds(c.exposed_s).c_str(), strategy::format_seconds(c.step_s).c_str(),
                 gb(c.memory_bytes).c_str(), c.fits ? "yes" : "no", c.runnable() ? "yes" : "no*");
     any_fallback = any_fallback || !c.runnable();

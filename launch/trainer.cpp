@@ -41,6 +41,17 @@ extern "C" void on_stop_signal(int) {
   parallel::write_pending_collective_note(2);
 }
 
+// AdamW's ranges over a ZeRO shard's local buffer: each piece's tensors, at the piece's local offset.
+std::vector<ParamRange> adamw_ranges(const std::vector<ParamInfo>& layout, const parallel::ShardLayout& shard) {
+  std::vector<ParamRange> ranges;
+  for (const auto& piece : shard.pieces())
+    for (ParamRange r : tt::adamw_ranges(layout, piece.begin, piece.end)) {
+      r.offset += piece.local;
+      ranges.push_back(r);
+    }
+  return merge_param_ranges(ranges);
+}
+
 // The parts of a run's state that are not big tensors, stored as one binary section.
 struct RunState {
   int64_t steps_done;
@@ -137,8 +148,9 @@ void Trainer::init_cpu_model() {
     sharded_params_ =
         std::make_unique<parallel::ShardedParams>(comm_, gpt2_param_groups(model_config_), int64_t(init.size()),
                                                   std::vector<int>{kGpt2ReusedGroup}, par.zero3_prefetch());
-    const parallel::Shard mine = sharded_params_->shard();
-    std::memcpy(sharded_params_->shard_data(), init.data() + mine.begin, size_t(mine.size()) * sizeof(float));
+    for (const auto& piece : sharded_params_->layout().pieces())
+      std::memcpy(sharded_params_->shard_data() + piece.local, init.data() + piece.begin,
+                  size_t(piece.size()) * sizeof(float));
   }
   model_ = std::make_unique<GPT2>(model_config_, t.batch_size(), t.seq_len(), /*hold_params=*/!zero3);
   if (zero3)
@@ -150,12 +162,10 @@ void Trainer::init_cpu_model() {
   model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
 
   // The optimizer sees only this rank's shard (the whole buffer without ZeRO).
-  const parallel::Shard shard = reducer_->shard();
-  optimizer_ = std::make_unique<AdamW>(adamw_ranges(model_->layout(), shard.begin, shard.end),
-                                       std::max<int64_t>(shard.size(), 1),
+  const parallel::ShardLayout& shard = reducer_->shard_layout();
+  optimizer_ = std::make_unique<AdamW>(adamw_ranges(model_->layout(), shard), std::max<int64_t>(shard.size(), 1),
                                        AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()});
-  TT_ASSERT(!zero3 || (sharded_params_->shard().begin == shard.begin && sharded_params_->shard().end == shard.end),
-            "ZeRO-3 parameter and gradient shards differ");
+  TT_ASSERT(!zero3 || sharded_params_->layout() == shard, "ZeRO-3 parameter and gradient shards differ");
   if (is_rank0() && comm_.size() > 1)
     log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(),
              " node(s)) | zero_stage ", par.zero_stage(), zero3 ? " (parameters gathered per layer)" : "",
@@ -240,16 +250,16 @@ StepStats Trainer::step(int step) {
   s.exposed_comm_s = comm.exposed_comm_s;
 
   auto t0 = Clock::now();
-  const parallel::Shard shard = reducer_->shard();
   const float* shard_grads = reducer_->shard_grads().data<float>();
-  float sum_sq = float(kernels::sum_squares_cpu(shard_grads, shard.size()));
+  float sum_sq = float(kernels::sum_squares_cpu(shard_grads, reducer_->shard_layout().size()));
   if (reducer_->zero_stage() > 0 && comm_.size() > 1)
     comm_.all_reduce(&sum_sq, 1, DType::kF32, parallel::ReduceOp::kSum)->wait();
   s.grad_norm = std::sqrt(double(sum_sq));
   const float scale = clip_scale(s.grad_norm, cfg_.optimizer().grad_clip());
   s.lr = schedule_.lr_at(step);
   if (sharded_params_) sharded_params_->invalidate();  // before the shard changes
-  float* shard_params = sharded_params_ ? sharded_params_->shard_data() : model_->params().data<float>() + shard.begin;
+  float* shard_params =
+      sharded_params_ ? sharded_params_->shard_data() : model_->params().data<float>() + reducer_->shard().begin;
   if (scale > 0.0f)
     optimizer_->step(shard_params, shard_grads, s.lr, scale);
   else if (is_rank0())
@@ -295,7 +305,7 @@ GPT2* Trainer::host_model() {
   if (is_rank0() && !host_copy_) host_copy_ = std::make_unique<GPT2>(model_config_, 1, cfg_.train().seq_len());
   float* copy = is_rank0() ? host_copy_->params().data<float>() : nullptr;
   if (sharded_params_)  // collective: every rank sends its shard, rank 0 keeps the chunks
-    parallel::gather_to_rank0(comm_, sharded_params_->shard_data(), gpt2_num_params(model_config_), copy);
+    parallel::gather_to_rank0(comm_, sharded_params_->layout(), sharded_params_->shard_data(), copy);
   else if (copy)
     cuda_->get_working_params(copy);
   return is_rank0() ? host_copy_.get() : nullptr;
@@ -448,7 +458,7 @@ void Trainer::save_checkpoint(int steps_done) {
     }
     if (!is_rank0()) {  // the gathers rank 0 runs while writing, in the same order
       for (const StateTensor& t : state_tensors)
-        if (t.shard) parallel::gather_to_rank0(comm_, t.shard, n, [](const float*, int64_t) {});
+        if (t.shard) parallel::gather_to_rank0(comm_, reducer_->shard_layout(), t.shard, [](const float*, int64_t) {});
       return;
     }
   }
@@ -468,8 +478,8 @@ void Trainer::save_checkpoint(int steps_done) {
       w.add(t.name, t.whole, tensor_bytes);
       continue;
     }
-    w.add_streamed(t.name, tensor_bytes, [this, t, n](const CheckpointWriter::Sink& sink) {
-      parallel::gather_to_rank0(comm_, t.shard, n,
+    w.add_streamed(t.name, tensor_bytes, [this, t](const CheckpointWriter::Sink& sink) {
+      parallel::gather_to_rank0(comm_, reducer_->shard_layout(), t.shard,
                                 [&](const float* chunk, int64_t count) { sink(chunk, size_t(count) * sizeof(float)); });
     });
   }
@@ -545,7 +555,6 @@ std::string Trainer::error_feedback_layout() const {
 // Parameters, this rank's shard of the moments, error-feedback residuals and the step count.
 void Trainer::load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int64_t optimizer_steps) {
   // Each rank takes its shard, whatever the rank count that wrote them (ZeRO-3: of the parameters too).
-  const parallel::Shard shard = reducer_->shard();
   std::vector<std::pair<const char*, float*>> shards = {{"adam_m", optimizer_->m().data<float>()},
                                                         {"adam_v", optimizer_->v().data<float>()}};
   if (sharded_params_) {
@@ -555,7 +564,9 @@ void Trainer::load_cpu_state(CheckpointReader& r, int64_t writer_world_size, int
     r.copy_to("params", model_->params().raw(), model_->params().nbytes());
   }
   for (const auto& [name, dst] : shards)
-    r.read_range(name, uint64_t(shard.begin) * sizeof(float), dst, size_t(shard.size()) * sizeof(float));
+    for (const auto& piece : reducer_->shard_layout().pieces())
+      r.read_range(name, uint64_t(piece.begin) * sizeof(float), dst + piece.local,
+                   size_t(piece.size()) * sizeof(float));
   if (reducer_->residual().defined()) load_residuals(r, writer_world_size, reducer_->residual());
   optimizer_->set_steps_taken(optimizer_steps);
 }

@@ -7,9 +7,9 @@
 //
 // Design: the link is a set of ports, an inbound and an outbound one per rank (port 2r: rank r
 // receives, 2r + 1: it sends). A balanced collective (a ring all-reduce, a reduce-scatter whose
-// chunks are equal) holds every port for its transfer time. ZeRO's per-owner collectives on
-// contiguous shards (a bucket or parameter group that lies in one rank's shard is a reduce to, or a
-// broadcast from, that rank) load ports unevenly (owner_port_load): at 2 ranks one direction only,
+// chunks are equal, ZeRO-3's per-group gathers) holds every port for its transfer time. ZeRO-1/2's
+// per-owner collectives on contiguous shards (a bucket that lies in one rank's shard is a reduce to
+// that rank) load ports unevenly (owner_port_load): at 2 ranks one direction only,
 // so two of them with different owners run side by side. Every port serves the jobs that load it in
 // issue order, exactly as the reducer issues on one communicator, and a job ends with its slowest
 // port; no other bandwidth sharing between concurrent collectives. Backward's progress through the

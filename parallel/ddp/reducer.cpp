@@ -11,6 +11,16 @@ namespace tt::parallel {
 
 namespace {
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// The part of the buffer this rank's optimizer updates: all of it (stage 0), shard_of's contiguous
+// cut (stages 1, 2), or every bucket cut across the ranks (stage 3, one bucket per parameter group).
+ShardLayout zero_layout(const std::vector<Bucket>& buckets, int64_t n, int zero_stage, Communicator& comm) {
+  if (zero_stage == 0) return ShardLayout(n, 1, 0);
+  if (zero_stage < 3) return ShardLayout(n, comm.size(), comm.rank());
+  std::vector<std::pair<int64_t, int64_t>> units;
+  for (auto b = buckets.rbegin(); b != buckets.rend(); ++b) units.push_back({b->begin, b->end});
+  return ShardLayout(units, comm.size(), comm.rank());
+}
 }  // namespace
 
 GradReducer::GradReducer(Communicator& comm, Tensor grads,
@@ -23,11 +33,12 @@ GradReducer::GradReducer(Communicator& comm, Tensor grads,
       esize_(dtype_size(dtype_)),
       codec_(GradCodec::create(grads_, compression, cuda_stream)),
       zero_stage_(zero_stage),
+      // ZeRO-3: one bucket per range (parameter group), each a unit of the shard layout.
+      buckets_(assign_buckets(tensor_ranges, esize_, zero_stage == 3 ? BucketCaps{0, 0} : caps)),
+      shard_layout_(zero_layout(buckets_, grads_.numel(), zero_stage, comm)),
       compression_(compression) {
-  TT_ASSERT(zero_stage >= 0 && zero_stage <= 2, "zero_stage ", zero_stage);
-  buckets_ = assign_buckets(tensor_ranges, esize_, caps);
+  TT_ASSERT(zero_stage >= 0 && zero_stage <= 3, "zero_stage ", zero_stage);
   const int64_t n = grads_.numel();
-  shard_ = zero_stage_ == 0 ? Shard{0, n} : shard_of(n, comm_.size(), comm_.rank());
   if (shape == CollectiveShape::kHierarchical) {
     if (zero_stage_ != 0)
       throw Error(ErrorKind::kConfig, "the hierarchical collective works with the all-reduce (zero_stage 0) only",
@@ -39,9 +50,9 @@ GradReducer::GradReducer(Communicator& comm, Tensor grads,
     return;
   }
   if (zero_stage_ > 0) {
-    const int64_t len = std::max<int64_t>(shard_.size(), 1);
+    const int64_t len = std::max<int64_t>(shard_layout_.size(), 1);
     shard_grads_ = codec_->buffer("zero.shard_gradients", len, dtype_);
-    if (zero_stage_ == 2) shard_recv_ = codec_->buffer("zero.shard_receive", len, dtype_);
+    if (zero_stage_ >= 2) shard_recv_ = codec_->buffer("zero.shard_receive", len, dtype_);
   }
   if (compression_ != GradCompression::kNone) {
     if (zero_stage_ != 0)
@@ -80,7 +91,7 @@ GradReducer::~GradReducer() = default;
 void GradReducer::begin_backward(int micro, int accum_steps) {
   TT_ASSERT(pending_.empty(), "begin_backward() before the previous finish_backward()");
   TT_ASSERT(micro >= 0 && micro < accum_steps, "micro-step ", micro, " of ", accum_steps);
-  communicate_ = zero_stage_ == 2 || micro == accum_steps - 1;
+  communicate_ = zero_stage_ >= 2 || micro == accum_steps - 1;
   first_micro_ = micro == 0;
   next_bucket_ = 0;
   ready_from_ = grads_.numel();
@@ -111,10 +122,10 @@ void GradReducer::launch(size_t i) {
     pending_.push_back(comm_.all_reduce(grad_bytes(b.begin), b.size(), dtype_, ReduceOp::kAvg));
     return;
   }
-  const std::vector<int64_t> counts = split_by_shards(b.begin, b.end, grads_.numel(), comm_.size());
-  const int64_t mine_begin = std::max<int64_t>(0, std::max(b.begin, shard_.begin) - shard_.begin);
-  char* recv = static_cast<char*>((zero_stage_ == 2 ? shard_recv_ : shard_grads_).raw()) + mine_begin * esize_;
-  pending_.push_back(comm_.reduce_scatter_v(grad_bytes(b.begin), recv, counts, dtype_, ReduceOp::kAvg));
+  char* recv = static_cast<char*>((zero_stage_ >= 2 ? shard_recv_ : shard_grads_).raw()) +
+               shard_layout_.local_of(b.begin, b.end) * esize_;
+  pending_.push_back(
+      comm_.reduce_scatter_v(grad_bytes(b.begin), recv, shard_layout_.split(b.begin, b.end), dtype_, ReduceOp::kAvg));
 }
 
 // Compresses chunk r of the bucket into send slot r and sends it to rank r.
@@ -156,8 +167,8 @@ void GradReducer::finish_backward() {
   pending_.clear();
   issued_at_.clear();
   times_.exposed_comm_s += now_s() - t0;
-  if (zero_stage_ == 2 && communicate_) {
-    const int64_t n = shard_.size();
+  if (zero_stage_ >= 2 && communicate_) {
+    const int64_t n = shard_layout_.size();
     // The first micro-step overwrites the shard, later ones accumulate into it.
     if (first_micro_)
       codec_->copy(shard_grads_.raw(), shard_recv_.raw(), size_t(n) * esize_);

@@ -29,8 +29,11 @@
 //                 micro-step of an accumulation communicates.
 //   zero_stage 2: as 1, but every micro-step is reduced and accumulated into the shard, and the full
 //                 gradient buffer is cleared for the next micro-step: reduced gradients live only
-//                 sharded. ZeRO-3 reduces gradients this way too; its parameter shards are
-//                 ShardedParams (sharded_params.h).
+//                 sharded.
+//   zero_stage 3: as 2, but each tensor range (pass ZeRO-3's parameter groups) is a bucket of its
+//                 own, whatever the caps, and a unit of the shard layout: every group is cut across
+//                 all ranks, so each reduce-scatter is balanced (sharding.h). The parameter shards
+//                 are ShardedParams (sharded_params.h), cut the same way.
 // Gradients are fp32 or bf16, on the CPU or on a CUDA device: every element-wise step runs through
 // a GradCodec (grad_codec.h) on the gradients' device, and every buffer the collectives touch lives
 // there too. With CUDA gradients the communicator must be NCCL's, with `cuda_stream` (the stream
@@ -82,9 +85,10 @@ class GradReducer {
   // Times since the last take_times() call (one optimizer step).
   CommTimes take_times();
 
-  // The range of the flat buffer this rank's optimizer updates, and its reduced gradients (the
-  // gradients' dtype and device; the whole buffer at zero_stage 0).
-  Shard shard() const { return shard_; }
+  // The part of the flat buffer this rank's optimizer updates (the whole buffer at zero_stage 0),
+  // and its reduced gradients, layout.pieces() back to back (the gradients' dtype and device).
+  const ShardLayout& shard_layout() const { return shard_layout_; }
+  Shard shard() const { return shard_layout_.range(); }  // zero_stage 0-2: one contiguous range
   const Tensor& shard_grads() const { return zero_stage_ == 0 ? grads_ : shard_grads_; }
   int zero_stage() const { return zero_stage_; }
   const std::vector<Bucket>& buckets() const { return buckets_; }
@@ -125,7 +129,7 @@ class GradReducer {
   std::unique_ptr<GradCodec> codec_;
   int zero_stage_;
   std::vector<Bucket> buckets_;
-  Shard shard_;
+  ShardLayout shard_layout_;
   Tensor shard_grads_, shard_recv_;  // stage 1/2 only
   GradCompression compression_;
   Tensor residual_;                  // error feedback: full buffer, then the owner slots

@@ -6,33 +6,31 @@
 #include <vector>
 
 #include "core/error.h"
-#include "parallel/ddp/sharding.h"
 
 namespace tt::parallel {
 
-std::shared_ptr<Work> all_gather_range(Communicator& comm, const float* mine, int64_t n, int64_t begin, int64_t end,
-                                       float* out) {
-  TT_ASSERT(0 <= begin && begin <= end && end <= n, "range [", begin, ", ", end, ") of ", n);
-  const Shard shard = shard_of(n, comm.size(), comm.rank());
-  // This rank's part of the range starts at max(begin, shard.begin), clamped into the shard (it may be empty).
-  const int64_t from = std::clamp(begin, shard.begin, shard.end);
-  return comm.all_gather_v(mine + (from - shard.begin), out, split_by_shards(begin, end, n, comm.size()), DType::kF32);
+std::shared_ptr<Work> all_gather_range(Communicator& comm, const ShardLayout& layout, const float* mine, int64_t begin,
+                                       int64_t end, float* out) {
+  return comm.all_gather_v(mine + layout.local_of(begin, end), out, layout.split(begin, end), DType::kF32);
 }
 
-void gather_to_rank0(Communicator& comm, const float* mine, int64_t n, const ChunkSink& sink, int64_t chunk_elems) {
+void gather_to_rank0(Communicator& comm, const ShardLayout& layout, const float* mine, const ChunkSink& sink,
+                     int64_t chunk_elems) {
   TT_ASSERT(chunk_elems > 0, "chunk_elems ", chunk_elems);
-  std::vector<float> chunk(size_t(std::min(n, chunk_elems)));
-  for (int64_t c = 0; c < n; c += chunk_elems) {
-    const int64_t end = std::min(n, c + chunk_elems);
-    all_gather_range(comm, mine, n, c, end, chunk.data())->wait();
-    if (comm.rank() == 0) sink(chunk.data(), end - c);
-  }
+  std::vector<float> chunk(size_t(std::min(layout.numel(), chunk_elems)));
+  for (const auto& [unit_begin, unit_end] : layout.units())
+    for (int64_t c = unit_begin; c < unit_end; c += chunk_elems) {
+      const int64_t end = std::min(unit_end, c + chunk_elems);
+      all_gather_range(comm, layout, mine, c, end, chunk.data())->wait();
+      if (comm.rank() == 0) sink(chunk.data(), end - c);
+    }
 }
 
-void gather_to_rank0(Communicator& comm, const float* mine, int64_t n, float* full, int64_t chunk_elems) {
+void gather_to_rank0(Communicator& comm, const ShardLayout& layout, const float* mine, float* full,
+                     int64_t chunk_elems) {
   int64_t at = 0;
   gather_to_rank0(
-      comm, mine, n,
+      comm, layout, mine,
       [&](const float* chunk, int64_t count) {
         std::memcpy(full + at, chunk, size_t(count) * sizeof(float));
         at += count;

@@ -13,12 +13,10 @@ ShardedParams::ShardedParams(Communicator& comm, std::vector<ParamGroup> groups,
                              const std::vector<int>& resident, bool prefetch)
     : comm_(comm),
       groups_(std::move(groups)),
-      n_(n),
-      shard_range_(shard_of(n, comm.size(), comm.rank())),
+      layout_(group_ranges(groups_), comm.size(), comm.rank()),
       prefetch_(prefetch) {
-  TT_ASSERT(!groups_.empty() && groups_.front().begin == 0 && groups_.back().end == n, "groups must cover [0, ", n,
-            ")");
-  shard_ = Tensor::zeros("zero3.parameter_shard", {std::max<int64_t>(shard_range_.size(), 1)});
+  TT_ASSERT(groups_.back().end == n, "groups must cover [0, ", n, ")");
+  shard_ = Tensor::zeros("zero3.parameter_shard", {std::max<int64_t>(layout_.size(), 1)});
   if (comm_.size() == 1) return;  // acquire reads the shard, which is the whole buffer
   int64_t largest = 0;
   for (int g = 0; g < int(groups_.size()); ++g) {
@@ -69,7 +67,7 @@ void ShardedParams::start_gather(Window& w, int group) {
   wait(w);  // never overwrite a buffer a collective still writes
   const ParamGroup& g = groups_[size_t(group)];
   w.group = group;
-  w.in_flight = all_gather_range(comm_, shard_.data<float>(), n_, g.begin, g.end, w.values.data<float>());
+  w.in_flight = all_gather_range(comm_, layout_, shard_.data<float>(), g.begin, g.end, w.values.data<float>());
 }
 
 void ShardedParams::wait(Window& w, std::chrono::steady_clock::time_point since) {
@@ -81,7 +79,7 @@ void ShardedParams::wait(Window& w, std::chrono::steady_clock::time_point since)
 
 const float* ShardedParams::acquire(int group, int next_group) {
   TT_ASSERT(group >= 0 && size_t(group) < groups_.size(), "parameter group ", group);
-  if (comm_.size() == 1) return shard_.data<float>() + groups_[size_t(group)].begin;
+  if (comm_.size() == 1) return shard_.data<float>() + groups_[size_t(group)].begin;  // one piece per group, in order
   Window* current = holding(group);
   auto since = std::chrono::steady_clock::now();
   if (!current) {  // not prefetched: gather now, keeping a prefetched next_group

@@ -1,6 +1,7 @@
-// ZeRO-3 parameters: each rank keeps only its shard of the flat parameter buffer (the same
-// shard_of() cut as ZeRO-1/2's optimizer state), and the model's forward and backward gather one
-// parameter group (embeddings, one block, final LayerNorm: gpt2_param_groups) at a time.
+// ZeRO-3 parameters: each rank keeps only its shard of the flat parameter buffer, and the model's
+// forward and backward gather one parameter group (embeddings, one block, final LayerNorm:
+// gpt2_param_groups) at a time. Every group is cut across all ranks (ShardLayout with the groups as
+// units, the cut of the gradient reducer's ZeRO-3 shard), so each gather is a balanced all-gather.
 //
 // Design: two windows the size of the largest group take turns: acquire(g, next) returns the window
 // holding g — gathering it first unless a window already does — and starts the all-gather of `next`
@@ -11,7 +12,7 @@
 // collectives in one order everywhere. With one rank the shard is the whole buffer and acquire
 // returns pointers into it.
 //
-// Memory per rank: shard (n/ranks) + the resident groups + 2 x the largest other group, instead of n.
+// Memory per rank: shard (about n/ranks) + the resident groups + 2 x the largest other group, instead of n.
 #pragma once
 
 #include <chrono>
@@ -37,11 +38,11 @@ class ShardedParams : public ParamSource {
 
   const float* acquire(int group, int next_group) override;
 
-  // This rank's parameters [shard().begin, shard().end). Call invalidate() before writing them (the
-  // optimizer step, loading a checkpoint): it waits for gathers still reading them and drops the
-  // windows gathered from the old values.
+  // This rank's parameters: layout().pieces() back to back. Call invalidate() before writing them
+  // (the optimizer step, loading a checkpoint): it waits for gathers still reading them and drops
+  // the windows gathered from the old values.
   float* shard_data() { return shard_.data<float>(); }
-  const Shard& shard() const { return shard_range_; }
+  const ShardLayout& layout() const { return layout_; }
   // Elements held in gather windows (0 with one rank).
   int64_t window_elements() const;
   // Forgets the windows (waiting for a prefetch still in flight): the shards changed.
@@ -68,8 +69,7 @@ class ShardedParams : public ParamSource {
 
   Communicator& comm_;
   std::vector<ParamGroup> groups_;
-  int64_t n_;
-  Shard shard_range_;
+  ShardLayout layout_;
   Tensor shard_;
   bool prefetch_;
   std::vector<Window> windows_;  // resident ones first, then the two that take turns

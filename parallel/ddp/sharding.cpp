@@ -33,4 +33,45 @@ std::vector<int64_t> split_by_shards(int64_t begin, int64_t end, int64_t n, int 
   return counts;
 }
 
+ShardLayout::ShardLayout(int64_t n, int world, int rank) : ShardLayout({{0, n}}, world, rank) {}
+
+ShardLayout::ShardLayout(std::vector<std::pair<int64_t, int64_t>> units, int world, int rank)
+    : units_(std::move(units)), world_(world), rank_(rank) {
+  TT_ASSERT(!units_.empty() && units_.front().first == 0, "shard units must start at 0");
+  for (size_t u = 0; u < units_.size(); ++u) {
+    const auto [begin, end] = units_[u];
+    TT_ASSERT(end >= begin && (u == 0 || begin == units_[u - 1].second), "shard unit ", u, " [", begin, ", ", end,
+              ") does not follow the one before");
+    const Shard s = shard_of(end - begin, world, rank);
+    pieces_.push_back({begin + s.begin, begin + s.end, size_});
+    size_ += s.size();
+  }
+}
+
+Shard ShardLayout::range() const {
+  TT_ASSERT(contiguous(), "a shard of ", units_.size(), " units is not one range");
+  return {pieces_[0].begin, pieces_[0].end};
+}
+
+size_t ShardLayout::unit_of(int64_t begin, int64_t end) const {
+  TT_ASSERT(0 <= begin && begin <= end && end <= numel(), "range [", begin, ", ", end, ") of ", numel());
+  // The last unit starting at or before `begin`.
+  const auto it = std::upper_bound(units_.begin(), units_.end(), begin,
+                                   [](int64_t at, const std::pair<int64_t, int64_t>& u) { return at < u.first; });
+  const size_t u = size_t(it - units_.begin()) - 1;
+  TT_ASSERT(end <= units_[u].second || contiguous(), "range [", begin, ", ", end, ") crosses shard unit ", u, " [",
+            units_[u].first, ", ", units_[u].second, ")");
+  return u;
+}
+
+std::vector<int64_t> ShardLayout::split(int64_t begin, int64_t end) const {
+  const auto [u0, u1] = units_[unit_of(begin, end)];
+  return split_by_shards(begin - u0, end - u0, u1 - u0, world_);
+}
+
+int64_t ShardLayout::local_of(int64_t begin, int64_t end) const {
+  const Piece& p = pieces_[unit_of(begin, end)];
+  return p.local + std::clamp(begin, p.begin, p.end) - p.begin;
+}
+
 }  // namespace tt::parallel

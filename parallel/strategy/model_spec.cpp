@@ -88,7 +88,7 @@ ModelSpec gpt2_model_spec(const GPT2Config& cfg, int seq_len, int64_t tokens_per
   }
   for (int l = 0; l < L; ++l) weight[size_t(2 + l)] += 12.0 * C * seq_len;
   fill_timeline(m, pieces, weight);
-  for (const ParamGroup& g : gpt2_param_groups(cfg)) m.param_groups.push_back({g.begin, g.end});
+  m.param_groups = group_ranges(gpt2_param_groups(cfg));
   fill_acquires(m, weight, true);
   return m;
 }

@@ -71,13 +71,17 @@ std::vector<std::string> Candidate::config_settings() const {
   if (!runnable()) return {};
   char mib[32];
   std::snprintf(mib, sizeof mib, "%.6g", bucket_cap_mib());
-  return {str("parallel.zero_stage=", zero_stage), str("parallel.bucket_cap_mb=", mib),
-          str("parallel.grad_compression=", grad_compression_setting()),
-          str("parallel.collective=", collective_setting())};
+  std::vector<std::string> settings = {str("parallel.zero_stage=", zero_stage),
+                                       str("parallel.grad_compression=", grad_compression_setting()),
+                                       str("parallel.collective=", collective_setting())};
+  if (zero_stage != 3) settings.insert(settings.begin() + 1, str("parallel.bucket_cap_mb=", mib));
+  return settings;
 }
 
+std::string Candidate::bucket_name() const { return zero_stage == 3 ? "group" : str(num(bucket_mb, 0), "MB"); }
+
 std::string Candidate::label() const {
-  return str(num(bucket_mb, 0), "MB ", cost::payload_name(payload), " ", shape_name(), " ", collective_name(), " zero",
+  return str(bucket_name(), " ", cost::payload_name(payload), " ", shape_name(), " ", collective_name(), " zero",
              zero_stage);
 }
 
@@ -135,17 +139,22 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
   parallel::BucketCaps caps;
   caps.cap_bytes = size_t(bucket_mb * 1e6);
   caps.first_cap_bytes = std::min(caps.cap_bytes, size_t(1) << 20);
-  const auto buckets = parallel::assign_buckets(model.tensor_ranges, sizeof(float), caps);
+  TT_ASSERT(zero_stage < 3 || !model.param_groups.empty(), "ModelSpec '", model.name,
+            "' has no parameter groups for ZeRO-3");
+  // ZeRO-3 reduces (and shards) per parameter group, whatever the cap: GradReducer's buckets are the groups.
+  const auto buckets = zero_stage == 3 ? parallel::assign_buckets(model.param_groups, sizeof(float), {0, 0})
+                                       : parallel::assign_buckets(model.tensor_ranges, sizeof(float), caps);
   c.num_buckets = int(buckets.size());
 
   if (cluster.ranks > 1) {
-    // ZeRO's reduce-scatters and gathers run per owner over contiguous shards (a bucket or group inside
-    // one rank's shard is a reduce to it or a broadcast from it): priced per port (overlap.h).
+    // ZeRO-1/2's reduce-scatters and gather run per owner over contiguous shards (a bucket inside one
+    // rank's shard is a reduce to it): priced per port (overlap.h). ZeRO-3 cuts every group across
+    // the ranks (parallel/ddp/sharding.h): its collectives are balanced.
     const int ports = 2 * cluster.ranks;
-    const bool per_owner = zero_stage >= 1 && shape != Algorithm::kHierarchical;
-    auto port_load = [&](bool reduce, int64_t begin, int64_t end) {
+    const bool per_owner = (zero_stage == 1 || zero_stage == 2) && shape != Algorithm::kHierarchical;
+    auto port_load = [&](int64_t begin, int64_t end) {  // of a bucket's reduction
       return per_owner
-                 ? cost::owner_port_load(reduce, parallel::split_by_shards(begin, end, model.num_params, cluster.ranks))
+                 ? cost::owner_port_load(true, parallel::split_by_shards(begin, end, model.num_params, cluster.ranks))
                  : std::vector<double>{};
     };
     const auto ready = cost::bucket_ready_times(buckets, model.tensor_ranges, model.ready_fraction, bwd_micro);
@@ -170,8 +179,7 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
           codec += shape == Algorithm::kHierarchical ? owner * (1.0 + 1.0 / cluster.ranks_per_node) : owner;
         }
       }
-      jobs.push_back(
-          {ready[i], link.transfer_s + codec, link.latency_s, port_load(true, buckets[i].begin, buckets[i].end)});
+      jobs.push_back({ready[i], link.transfer_s + codec, link.latency_s, port_load(buckets[i].begin, buckets[i].end)});
     }
     const Algorithm gather_algo = shape == Algorithm::kTree ? Algorithm::kRing : shape;
     auto gather_cost = [&](int64_t begin, int64_t end) {
@@ -183,13 +191,12 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
       std::vector<cost::LinkJob> gathers;
       for (const auto& [begin, end] : model.param_groups) {
         const auto g = gather_cost(begin, end);
-        gathers.push_back({0, g.transfer_s, g.latency_s, port_load(false, begin, end)});
+        gathers.push_back({0, g.transfer_s, g.latency_s, {}});
       }
       auto seconds = [](std::vector<std::pair<int, double>> acquires, double pass_s) {
         for (auto& a : acquires) a.second *= pass_s;
         return acquires;
       };
-      TT_ASSERT(!model.param_groups.empty(), "ModelSpec '", model.name, "' has no parameter groups for ZeRO-3");
       const auto tl = cost::simulate_zero3_step(gathers, seconds(model.forward_acquires, fwd_micro),
                                                 seconds(model.backward_acquires, bwd_micro), model.resident_groups,
                                                 jobs, accum, ports);
@@ -312,6 +319,7 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
         if (single && (payload != Payload::kFp32 || zero != 0)) continue;
         // GradReducer compresses the all-reduce only (parallel.grad_compression is zero_stage 0 only).
         if (payload != Payload::kFp32 && zero != 0) continue;
+        if (zero == 3 && mb != options.bucket_mb.front()) continue;  // ZeRO-3 has no bucket cap
         // Compressed all-reduce runs as GradReducer's all_to_all + all_gather (either pricing): no tree.
         std::vector<Algorithm> shapes{Algorithm::kRing};
         // Tree: NCCL's, selected by NCCL_ALGO=Tree on GPU ranks; the MPI backend's all-reduce is a ring.

@@ -21,8 +21,11 @@
 //    by cpu_trainer_memory_bytes (its ZeRO-2/3 keep the full gradient buffer).
 //  * ZeRO-3 is priced (parameters re-gathered for forward and for backward, the backward gather
 //    ahead of the gradient buckets on the link) and is a memory fallback: its candidates are
-//    eligible when no stage 0–2 candidate fits. The CPU trainer runs it (flat, fp32:
-//    parallel/ddp/sharded_params.h); on GPU ranks it is priced only.
+//    eligible when no stage 0–2 candidate fits. It shards and reduces per parameter group, each cut
+//    across all ranks (balanced collectives; the bucket cap plays no part), where ZeRO-1/2's
+//    contiguous shards make each bucket's reduce-scatter a reduce to its owners (priced per port).
+//    The CPU trainer runs it (flat, fp32: parallel/ddp/sharded_params.h); on GPU ranks it is priced
+//    only.
 //  * Tree is an all-reduce algorithm only (as in NCCL), offered for GPU ranks only (NCCL_ALGO=Tree;
 //    the MPI backend runs a ring); hierarchical only exists with > 1 node, and
 //    only for the all-reduce (GradReducer's HierarchicalAllReduce, every payload: its codec adds the
@@ -79,7 +82,7 @@ struct PlanOptions {
 };
 
 struct Candidate {
-  double bucket_mb = 0;
+  double bucket_mb = 0;  // cap; ZeRO-3 ignores it (one bucket per parameter group) and is offered once
   cost::Payload payload = cost::Payload::kFp32;
   cost::Algorithm shape = cost::Algorithm::kRing;
   int zero_stage = 0;
@@ -101,14 +104,15 @@ struct Candidate {
   }
   std::string shape_name() const;       // "ring", "tree", "hier"
   std::string collective_name() const;  // "all_reduce", "rs+ag"
+  std::string bucket_name() const;      // "25MB", or "group" for ZeRO-3
   std::string label() const;            // "25MB fp32 ring all_reduce zero0"
   // `topotrain train` runs every candidate of stages 0-2, and flat ZeRO-3 on CPU ranks (the CPU
   // trainer's); GPU and hierarchical ZeRO-3 are priced memory fallbacks. Ring and tree both run as
   // the communicator's own all-reduce (parallel.collective "flat"; tree is offered on GPU ranks,
   // where NCCL_ALGO=Tree selects it), hierarchical as GradReducer's.
   bool runnable() const { return runs_in_train; }
-  // The config fields that select this candidate, "parallel.zero_stage=0", ... (for --set);
-  // empty when not runnable. Their values one by one:
+  // The config fields that select this candidate, "parallel.zero_stage=0", ... (for --set; no
+  // bucket cap for ZeRO-3); empty when not runnable. Their values one by one:
   std::vector<std::string> config_settings() const;
   double bucket_cap_mib() const;                 // parallel.bucket_cap_mb (MiB; bucket_mb is in MB)
   const char* grad_compression_setting() const;  // parallel.grad_compression: "none", "bf16", "int8"

@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
+#include "core/error.h"
 #include "core/gpt2.h"
 #include "parallel/ddp/sharding.h"
 
@@ -79,6 +81,42 @@ TEST(Sharding, SplitByShardsCountsTheOverlaps) {
   EXPECT_EQ(split_by_shards(40, 100, 100, 3), (std::vector<int64_t>{8, 48, 4}));
   EXPECT_EQ(split_by_shards(50, 60, 100, 3), (std::vector<int64_t>{0, 10, 0}));
   EXPECT_EQ(split_by_shards(0, 0, 100, 3), (std::vector<int64_t>{0, 0, 0}));
+}
+
+// ZeRO-3's layout: each unit cut across the ranks, every element held by exactly one rank, a rank's
+// pieces back to back; a range inside a unit splits into contiguous rank-ordered parts.
+TEST(Sharding, UnitsAreEachCutAcrossTheRanks) {
+  const std::vector<std::pair<int64_t, int64_t>> units = {{0, 100}, {100, 101}, {101, 101}, {101, 1101}};
+  for (int world : {1, 2, 3, 8}) {
+    std::vector<int> holders(1101, 0);
+    for (int r = 0; r < world; ++r) {
+      const ShardLayout layout(units, world, r);
+      ASSERT_EQ(layout.pieces().size(), units.size());
+      int64_t local = 0;
+      for (size_t u = 0; u < units.size(); ++u) {
+        const auto& piece = layout.pieces()[u];
+        const Shard s = shard_of(units[u].second - units[u].first, world, r);
+        EXPECT_EQ(piece.begin, units[u].first + s.begin);
+        EXPECT_EQ(piece.end, units[u].first + s.end);
+        EXPECT_EQ(piece.local, local);
+        local += piece.size();
+        for (int64_t i = piece.begin; i < piece.end; ++i) ++holders[size_t(i)];
+      }
+      EXPECT_EQ(layout.size(), local);
+    }
+    EXPECT_EQ(std::count(holders.begin(), holders.end(), 1), 1101) << world << " ranks";
+  }
+  // 3 ranks over [101, 1101): per = ceil(334/16)*16 = 336 -> [101,437) [437,773) [773,1101)
+  const ShardLayout rank1(units, 3, 1);
+  EXPECT_EQ(rank1.split(400, 800), (std::vector<int64_t>{37, 336, 27}));
+  EXPECT_EQ(rank1.local_of(400, 800), rank1.pieces()[3].local);  // rank 1's part starts at 437
+  EXPECT_EQ(rank1.local_of(500, 800), rank1.pieces()[3].local + 63);
+  EXPECT_EQ(rank1.local_of(100, 101), rank1.pieces()[1].local);  // holds none of [100, 101)
+  EXPECT_EQ(rank1.split(100, 101), (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_THROW(rank1.split(90, 110), Error);  // crosses units
+  EXPECT_THROW(rank1.range(), Error);         // not one range
+  EXPECT_EQ(ShardLayout(1101, 3, 1).range().begin, shard_of(1101, 3, 1).begin);
+  EXPECT_EQ(ShardLayout(1101, 3, 1).split(90, 1000), split_by_shards(90, 1000, 1101, 3));
 }
 
 }  // namespace

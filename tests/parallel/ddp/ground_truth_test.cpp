@@ -8,9 +8,14 @@
 //     (8-20% seen: the CPU codec takes back much of the saved transfer), and the
 //     planner, fed the measured compute time, predicts the same (int8 faster than fp32, and its pick
 //     is compressed).
-//  3. ZeRO-3 (1 MB buckets, every parameter group gathered from its owner's shard) and ZeRO-2 with
-//     1 MB buckets: the predicted step is within 25% of the measured one (the per-owner pricing of
-//     overlap.h; pricing them as balanced collectives predicted ZeRO-3 46% too fast).
+//  3. ZeRO-2 with 1 MB buckets (each a reduce to its owners: the per-owner pricing of overlap.h) and
+//     ZeRO-3 (every parameter group cut across both ranks: balanced gathers and reduce-scatters):
+//     the predicted step is within 25% (ZeRO-2) and 30% (ZeRO-3) of the measured one. ZeRO-3 is
+//     predicted 20-24% fast here: it synchronises the ranks at every group's gather, and ranks
+//     sharing two cores drift apart by 10-20 ms per backward (docs/ground_truth.md, run 7), which
+//     the model of lockstep ranks does not see (seen: -20..-24% over 5 runs; the balanced pricing of
+//     the contiguous shards it used to have was 46% fast). That its collectives are priced balanced,
+//     not per owner (+23% here), Planner.Zero3GathersAndReducesEachGroupAcrossAllRanks checks on data.
 // Skips (with the reason) without root / network namespaces, or where the kernel has no sch_tbf.
 //
 // Design: as netns_test.cpp, nothing is added to the root namespace; the namespaces are named
@@ -99,11 +104,12 @@ class GroundTruth : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return r.exit_code == 0 ? nlohmann::json::parse(r.output) : nlohmann::json::object();
   }
-  // The predicted step of the fp32 ring candidate with these buckets and ZeRO stage (NaN if absent).
+  // The predicted step of the fp32 ring candidate with these buckets (ZeRO-3 has none) and ZeRO stage
+  // (NaN if absent).
   static double predicted_step(const nlohmann::json& plan, int bucket_mb, int zero_stage) {
     for (const auto& c : plan.value("candidates", nlohmann::json::array()))
-      if (c.at("bucket_mb").get<double>() == bucket_mb && c.at("zero_stage").get<int>() == zero_stage &&
-          c.at("shape") == "ring" && c.at("payload") == "fp32")
+      if ((zero_stage == 3 || c.at("bucket_mb").get<double>() == bucket_mb) &&
+          c.at("zero_stage").get<int>() == zero_stage && c.at("shape") == "ring" && c.at("payload") == "fp32")
         return c.at("step_s").get<double>();
     return NAN;
   }
@@ -197,7 +203,7 @@ TEST_F(GroundTruth, OneGbitZeroStepsMatchTheCalibratedModel) {
   for (const Run& run : runs) {
     if (run.zero_stage == 0) continue;
     const double predicted = predicted_step(j, run.bucket_mb, run.zero_stage), step = measured(run.name, "step_s");
-    EXPECT_LE(std::fabs(predicted - step), 0.25 * step)
+    EXPECT_LE(std::fabs(predicted - step), (run.zero_stage == 3 ? 0.30 : 0.25) * step)
         << run.name << ": predicted step " << predicted << " s, measured " << step << " s\n"
         << j.dump(1);
     std::printf("%s: step predicted %.1f ms, measured %.1f ms\n", run.name, predicted * 1e3, step * 1e3);

@@ -1,7 +1,7 @@
 // ZeRO-3 parameter groups under mpirun (2, 3 and 4 ranks): every acquired group holds exactly the
 // values the ranks' shards hold, whether it was resident, prefetched, gathered on demand or announced
-// wrongly; groups that lie inside one rank's shard or are smaller than a shard work too;
-// invalidate() makes updated shards visible; the shards rebuild the whole buffer on rank 0.
+// wrongly; every group is cut across the ranks, and groups too small for every rank to hold a part
+// work too; invalidate() makes updated shards visible; the shards rebuild the whole buffer on rank 0.
 #include "parallel/ddp/sharded_params.h"
 
 #include <gtest/gtest.h>
@@ -25,9 +25,12 @@ std::vector<ParamGroup> uneven_groups() {
   return {{0, 700}, {700, 713}, {713, 714}, {714, 1000}, {1000, 1031}, {1031, 1500}};
 }
 
-void fill_shard(ShardedParams& p, int version) {
-  for (int64_t i = p.shard().begin; i < p.shard().end; ++i) p.shard_data()[i - p.shard().begin] = value_at(i, version);
+// Fills a local buffer laid out as `layout` with value_at(flat index, version).
+void fill_local(const ShardLayout& layout, float* local, int version) {
+  for (const auto& piece : layout.pieces())
+    for (int64_t i = piece.begin; i < piece.end; ++i) local[piece.local + i - piece.begin] = value_at(i, version);
 }
+void fill_shard(ShardedParams& p, int version) { fill_local(p.layout(), p.shard_data(), version); }
 
 // Number of elements of `group` that differ from value_at(·, version) (0 when acquire is right).
 int64_t mismatches(ShardedParams& p, const std::vector<ParamGroup>& groups, int group, int next, int version) {
@@ -43,7 +46,10 @@ TEST(ShardedParams, AcquireReturnsEveryGroupAsTheShardsHoldIt) {
   const auto groups = uneven_groups();
   ShardedParams p(c, groups, 1500, /*resident=*/{0});
   EXPECT_EQ(p.window_elements(), c.size() == 1 ? 0 : 700 + 2 * 469);  // group 0, twice the largest other
-  EXPECT_EQ(p.shard().begin, shard_of(1500, c.size(), c.rank()).begin);
+  // Every group is cut across the ranks: rank r holds shard_of's part r of each.
+  ASSERT_EQ(p.layout().pieces().size(), groups.size());
+  for (size_t g = 0; g < groups.size(); ++g)
+    EXPECT_EQ(p.layout().pieces()[g].size(), shard_of(groups[g].size(), c.size(), c.rank()).size()) << "group " << g;
   fill_shard(p, 0);
   // The model's order (forward with prefetch hints, then backward), then hints that are wrong.
   const std::vector<std::pair<int, int>> calls = {{0, 1},  {1, 2}, {2, 3}, {3, 4}, {4, 5},  {5, 0},
@@ -59,33 +65,40 @@ TEST(ShardedParams, AcquireReturnsEveryGroupAsTheShardsHoldIt) {
   EXPECT_EQ(p.take_wait_s(), 0.0);
 
   std::vector<float> full(1500, -1.0f);
-  gather_to_rank0(mpi_comm(), p.shard_data(), 1500, mpi_comm().rank() == 0 ? full.data() : nullptr);
+  gather_to_rank0(mpi_comm(), p.layout(), p.shard_data(), mpi_comm().rank() == 0 ? full.data() : nullptr);
   int64_t bad = 0;
   for (int64_t i = 0; i < 1500 && mpi_comm().rank() == 0; ++i) bad += full[size_t(i)] != value_at(i, 1);
   EXPECT_EQ(bad, 0);
 }
 
 // Checkpoints gather the whole buffer onto rank 0 only, a chunk at a time (chunks smaller than a
-// shard, and one that ends mid-shard); any range can be gathered onto every rank.
-TEST(ShardGather, WholeBufferOnRankZeroInChunksAndAnyRangeEverywhere) {
+// shard, and one that ends mid-shard), from a contiguous shard (ZeRO-1/2) and from groups cut across
+// the ranks (ZeRO-3); ranges can be gathered onto every rank (any range of a contiguous shard, one
+// inside a unit otherwise).
+TEST(ShardGather, WholeBufferOnRankZeroInChunksAndRangesEverywhere) {
   Communicator& c = mpi_comm();
   const int64_t n = 1500;
-  const Shard mine = shard_of(n, c.size(), c.rank());
-  std::vector<float> shard(size_t(std::max<int64_t>(mine.size(), 1)));
-  for (int64_t i = mine.begin; i < mine.end; ++i) shard[size_t(i - mine.begin)] = value_at(i, 2);
-  for (int64_t chunk : {int64_t(97), int64_t(1000), int64_t(1) << 22}) {
-    std::vector<float> full(c.rank() == 0 ? size_t(n) : 0, -1.0f);
-    gather_to_rank0(c, shard.data(), n, c.rank() == 0 ? full.data() : nullptr, chunk);
-    int64_t bad = 0;
-    for (int64_t i = 0; i < int64_t(full.size()); ++i) bad += full[size_t(i)] != value_at(i, 2);
-    EXPECT_EQ(bad, 0) << "chunk " << chunk;
-  }
-  for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, n}, {713, 714}, {690, 1210}, {800, 800}}) {
-    std::vector<float> out(size_t(std::max<int64_t>(end - begin, 1)), -1.0f);
-    all_gather_range(c, shard.data(), n, begin, end, out.data())->wait();
-    int64_t bad = 0;
-    for (int64_t i = begin; i < end; ++i) bad += out[size_t(i - begin)] != value_at(i, 2);
-    EXPECT_EQ(bad, 0) << "[" << begin << ", " << end << ")";
+  for (const ShardLayout& layout :
+       {ShardLayout(n, c.size(), c.rank()), ShardLayout(group_ranges(uneven_groups()), c.size(), c.rank())}) {
+    SCOPED_TRACE(layout.contiguous() ? "contiguous shard" : "groups cut across the ranks");
+    std::vector<float> shard(size_t(std::max<int64_t>(layout.size(), 1)));
+    fill_local(layout, shard.data(), 2);
+    for (int64_t chunk : {int64_t(97), int64_t(1000), int64_t(1) << 22}) {
+      std::vector<float> full(c.rank() == 0 ? size_t(n) : 0, -1.0f);
+      gather_to_rank0(c, layout, shard.data(), c.rank() == 0 ? full.data() : nullptr, chunk);
+      int64_t bad = 0;
+      for (int64_t i = 0; i < int64_t(full.size()); ++i) bad += full[size_t(i)] != value_at(i, 2);
+      EXPECT_EQ(bad, 0) << "chunk " << chunk;
+    }
+    std::vector<std::pair<int64_t, int64_t>> ranges = {{713, 714}, {800, 800}, {1031, 1500}, {720, 990}};
+    if (layout.contiguous()) ranges.insert(ranges.end(), {{0, n}, {690, 1210}});
+    for (auto [begin, end] : ranges) {
+      std::vector<float> out(size_t(std::max<int64_t>(end - begin, 1)), -1.0f);
+      all_gather_range(c, layout, shard.data(), begin, end, out.data())->wait();
+      int64_t bad = 0;
+      for (int64_t i = begin; i < end; ++i) bad += out[size_t(i - begin)] != value_at(i, 2);
+      EXPECT_EQ(bad, 0) << "[" << begin << ", " << end << ")";
+    }
   }
 }
 

@@ -35,7 +35,9 @@ TEST(PlanCli, JsonAndGpuRestriction) {
   EXPECT_EQ(j["nodes"], 2);
   EXPECT_EQ(j["pick"]["payload"], "int8+ef");
   EXPECT_NE(j["reason"].get<std::string>().find("1 GbE"), std::string::npos);
-  EXPECT_GT(j["candidates"].size(), 40u);  // compressed payloads with ZeRO-0 only, hierarchical with ZeRO-0/3
+  // 4 bucket caps x (ZeRO-0: fp32 ring/tree/hierarchical, bf16 and int8 ring/hierarchical; ZeRO-1, ZeRO-2
+  // fp32 ring), and ZeRO-3 (no cap) fp32 ring and hierarchical.
+  EXPECT_EQ(j["candidates"].size(), 4u * (3 + 2 + 2 + 1 + 1) + 2);
   for (const auto& c : j["candidates"]) {
     EXPECT_EQ(c["runnable"], c["zero_stage"].get<int>() <= 2) << c.dump();
     if (c["payload"] != "fp32") EXPECT_EQ(c["zero_stage"], 0) << c.dump();

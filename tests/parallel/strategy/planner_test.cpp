@@ -114,6 +114,39 @@ TEST(Planner, CpuRanksPickRunnableZero3WhenOnlyItFits) {
   EXPECT_FALSE(plan.picked()->config_settings().empty());
 }
 
+// ZeRO-3 cuts every parameter group across all ranks (parallel/ddp/sharding.h): one candidate per
+// payload and shape whatever the bucket cap, one reduce-scatter per group, and every gather and
+// reduce-scatter priced as a balanced collective. With no compute to hide them, a 2-rank step's link
+// time is exactly its collectives' transfers back to back: every group gathered in forward, the three blocks
+// not left in the two windows gathered again in backward, every group reduced. (Priced per owner,
+// as contiguous shards would make them, each would take twice as long.)
+TEST(Planner, Zero3GathersAndReducesEachGroupAcrossAllRanks) {
+  const GPT2Config cfg = GPT2Config::make(4, 4, 256, 16, 64);
+  ModelSpec model = gpt2_model_spec(cfg, 64, 256);
+  model.measured_forward_s = model.measured_backward_s = 1e-12;
+  cost::Cluster cpus = cost::cluster_of(topology::preset_topology("8x4090-pcie"), 2);
+  cpus.has_gpus = false;
+  cpus.intra.latency_us = 0;  // latencies of back-to-back collectives overlap; transfers do not
+  const StrategyPlan plan = plan_strategy(cpus, model, PlanOptions{});
+  int zero3 = 0;
+  for (const Candidate& c : plan.candidates) zero3 += c.zero_stage == 3;
+  EXPECT_EQ(zero3, 1);  // fp32 ring only: no bucket cap, no compressed ZeRO, one node
+  const Candidate c =
+      evaluate_candidate(cpus, model, compute_times(model, cpus), 25, Payload::kFp32, cost::Algorithm::kRing, 3, 0);
+  const auto groups = gpt2_param_groups(cfg);
+  EXPECT_EQ(c.num_buckets, int(groups.size()));
+  EXPECT_EQ(c.bucket_name(), "group");
+  auto cost_of = [&](cost::Collective op, const ParamGroup& g) {
+    return cost::collective_cost(op, cost::Algorithm::kRing, 4.0 * double(g.size()), cpus).total_s();
+  };
+  double expected = 0;
+  for (const ParamGroup& g : groups)
+    expected += cost_of(cost::Collective::kAllGather, g) + cost_of(cost::Collective::kReduceScatter, g);
+  for (int block : {1, 2, 3}) expected += cost_of(cost::Collective::kAllGather, groups[size_t(block)]);
+  EXPECT_NEAR(c.comm_s, expected, 1e-6 * expected);
+  EXPECT_NEAR(c.exposed_s, expected, 1e-6 * expected);
+}
+
 TEST(Planner, Int8WinsOnTwoNodesOver1GbE) {
   for (const char* preset : {"2x8x4090-pcie-1gbe", "2x8xh100-sxm-1gbe"}) {
     const StrategyPlan plan = plan_on(preset, model_preset("gpt2-124m", 16384));
