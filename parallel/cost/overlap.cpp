@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/error.h"
+#include "parallel/ddp/window_slots.h"
 
 namespace tt::cost {
 
@@ -92,52 +93,33 @@ std::vector<double> bucket_ready_times(const std::vector<parallel::Bucket>& buck
 
 namespace {
 
-// ShardedParams' windows, in time: which groups are held and when their gathers end.
+// ShardedParams' windows (the same WindowSlots policy), in time: when each slot's gather ends.
 class Windows {
  public:
   Windows(const std::vector<LinkJob>& gathers, const std::vector<int>& resident, Link& link)
-      : gathers_(gathers), resident_(resident), link_(link) {}
+      : gathers_(gathers), link_(link), slots_(resident), ready_s_(size_t(slots_.size()), 0.0) {}
 
   // When g's values are there, or < 0 when no window holds g.
   double held(int g) const {
-    for (const Window& w : turn_)
-      if (w.group == g) return w.ready_s;
-    for (const Window& w : resident_windows_)
-      if (w.group == g) return w.ready_s;
-    return -1;
+    const int s = slots_.holding(g);
+    return s < 0 ? -1 : ready_s_[size_t(s)];
   }
   void gather(int g, int keep, double now) {
     TT_ASSERT(g >= 0 && size_t(g) < gathers_.size(), "no gather job for parameter group ", g);
+    const int s = slots_.slot_for(g, keep);
+    TT_ASSERT(s >= 0, "no window for parameter group ", g);
     LinkJob job = gathers_[size_t(g)];
     job.ready_s = now;
-    const double end = link_.issue(job);
-    if (std::find(resident_.begin(), resident_.end(), g) != resident_.end()) {
-      resident_windows_.push_back({g, end, 0});
-      return;
-    }
-    Window* w = nullptr;  // least recently used turn window not holding `keep`
-    for (Window& c : turn_)
-      if ((keep < 0 || c.group != keep) && (!w || c.last_used < w->last_used)) w = &c;
-    TT_ASSERT(w, "no window for parameter group ", g);
-    *w = {g, end, 0};
+    slots_.fill(s, g);
+    ready_s_[size_t(s)] = link_.issue(job);
   }
-  void used(int g) {
-    for (Window& w : turn_)
-      if (w.group == g) w.last_used = ++tick_;
-  }
+  void used(int g) { slots_.touch(slots_.holding(g)); }
 
  private:
-  struct Window {
-    int group = -1;
-    double ready_s = 0;
-    uint64_t last_used = 0;
-  };
   const std::vector<LinkJob>& gathers_;
-  const std::vector<int>& resident_;
   Link& link_;
-  Window turn_[2];
-  std::vector<Window> resident_windows_;
-  uint64_t tick_ = 0;
+  parallel::WindowSlots slots_;
+  std::vector<double> ready_s_;  // per slot
 };
 
 }  // namespace

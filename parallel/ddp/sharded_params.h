@@ -3,11 +3,12 @@
 // gpt2_param_groups) at a time. Every group is cut across all ranks (ShardLayout with the groups as
 // units, the cut of the gradient reducer's ZeRO-3 shard), so each gather is a balanced all-gather.
 //
-// Design: two windows the size of the largest group take turns: acquire(g, next) returns the window
-// holding g — gathering it first unless a window already does — and starts the all-gather of `next`
-// into the other one, so the next group arrives while this one computes. Resident groups (GPT-2's
-// embeddings, used at both ends of forward and first in backward) get a window of their own and
-// are gathered once per parameter update. The gathers are issued from the training thread at the
+// Design: two windows the size of the largest group take turns (WindowSlots, which the cost model's
+// ZeRO-3 simulation shares): acquire(g, next) returns the window holding g — gathering it first
+// unless a window already does — and starts the all-gather of `next` into the other one, so the
+// next group arrives while this one computes. Resident groups (GPT-2's embeddings, used at both
+// ends of forward and first in backward) get a window of their own and are gathered once per
+// parameter update. The gathers are issued from the training thread at the
 // same points of forward and backward on every rank, so they interleave with the gradient reducer's
 // collectives in one order everywhere. With one rank the shard is the whole buffer and acquire
 // returns pointers into it.
@@ -24,6 +25,7 @@
 #include "core/tensor.h"
 #include "parallel/comm/communicator.h"
 #include "parallel/ddp/sharding.h"
+#include "parallel/ddp/window_slots.h"
 
 namespace tt::parallel {
 
@@ -52,28 +54,21 @@ class ShardedParams : public ParamSource {
   double take_wait_s();
 
  private:
-  struct Window {
+  struct Window {  // one per WindowSlots slot
     Tensor values;
-    int resident_group = -1;          // >= 0: this group's own window
-    int group = -1;                   // the group it holds (or receives); -1: nothing
     std::shared_ptr<Work> in_flight;  // the gather filling it, until waited on
-    uint64_t last_used = 0;
   };
-  Window* holding(int group);
-  // Where group g goes: its own window if resident, else the least recently used turn-taking
-  // window that does not hold `keep`.
-  Window& window_for(int group, int keep);
-  void start_gather(Window& w, int group);
-  // Waits for w's gather; the seconds since `since` (default: now) count as waiting.
-  void wait(Window& w, std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now());
+  void start_gather(int slot, int group);
+  // Waits for the slot's gather; the seconds since `since` (default: now) count as waiting.
+  void wait(int slot, std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now());
 
   Communicator& comm_;
   std::vector<ParamGroup> groups_;
   ShardLayout layout_;
   Tensor shard_;
   bool prefetch_;
-  std::vector<Window> windows_;  // resident ones first, then the two that take turns
-  uint64_t tick_ = 0;
+  WindowSlots slots_;            // which group each window holds
+  std::vector<Window> windows_;  // parallel to slots_ (none with one rank)
   double wait_s_ = 0;
 };
 

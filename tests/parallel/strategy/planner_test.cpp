@@ -67,6 +67,47 @@ TEST(ModelSpec, Zero3GroupsAndAcquireOrdersMatchTheModel) {
   EXPECT_TRUE(llama.resident_groups.empty());
 }
 
+// ... and the order is the one the model really acquires them in: a forward and a backward of a
+// real GPT2 reading its parameters through a ParamSource.
+class RecordingSource : public ParamSource {
+ public:
+  RecordingSource(const std::vector<float>& full, std::vector<ParamGroup> groups)
+      : full_(full), groups_(std::move(groups)) {}
+  const float* acquire(int group, int) override {
+    order.push_back(group);
+    return full_.data() + groups_[size_t(group)].begin;
+  }
+  std::vector<int> order;
+
+ private:
+  const std::vector<float>& full_;
+  std::vector<ParamGroup> groups_;
+};
+
+TEST(ModelSpec, Zero3AcquireOrdersAreTheModelsOwn) {
+  const int B = 2, T = 4;
+  const GPT2Config cfg = GPT2Config::make(3, 2, 8, 11, T);
+  GPT2 own(cfg, B, T);
+  own.init_weights(3, 0.05f);
+  const std::vector<float> full(own.params().data<float>(), own.params().data<float>() + own.params().numel());
+  GPT2 model(cfg, B, T, /*hold_params=*/false);
+  RecordingSource source(full, gpt2_param_groups(cfg));
+  model.set_param_source(&source);
+  const std::vector<int32_t> tokens = {1, 2, 3, 4, 5, 6, 7, 8}, targets = {2, 3, 4, 5, 6, 7, 8, 9};
+  model.forward(tokens.data(), targets.data(), B, T);
+  const std::vector<int> forward = source.order;
+  source.order.clear();
+  model.backward();
+  const ModelSpec m = gpt2_model_spec(cfg, T, B * T);
+  auto groups_of = [](const std::vector<std::pair<int, double>>& acquires) {
+    std::vector<int> g;
+    for (const auto& a : acquires) g.push_back(a.first);
+    return g;
+  };
+  EXPECT_EQ(groups_of(m.forward_acquires), forward);
+  EXPECT_EQ(groups_of(m.backward_acquires), source.order);
+}
+
 TEST(ModelSpec, PresetsAndLlama7b) {
   EXPECT_NEAR(double(model_preset("gpt2-350m", 1024).num_params), 355e6, 5e6);
   const ModelSpec llama = model_preset("llama-7b", 4096);

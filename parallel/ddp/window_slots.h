@@ -1,0 +1,37 @@
+// ZeRO-3's gather windows as a policy, shared by ShardedParams (which fills them with gathered
+// parameters) and the cost model's ZeRO-3 simulation (which times them), so the two cannot drift:
+// resident groups get a slot of their own; the others take turns in two slots, the least recently
+// used first, never the one holding `keep` (the group in use while the next one is gathered).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tt::parallel {
+
+class WindowSlots {
+ public:
+  explicit WindowSlots(const std::vector<int>& resident);
+
+  int size() const { return int(slots_.size()); }  // resident slots first, then the two that take turns
+  int resident_group(int slot) const { return slots_[size_t(slot)].resident; }  // -1: a turn-taking slot
+  // The slot holding (or receiving) group, or -1.
+  int holding(int group) const;
+  // Where group goes: its own slot if resident, else the least recently used turn-taking slot that
+  // does not hold `keep` (-1: none).
+  int slot_for(int group, int keep) const;
+  void fill(int slot, int group);  // the slot now holds group
+  void touch(int slot);            // the slot's group was just used
+  void clear();                    // no slot holds anything (the shards changed)
+
+ private:
+  struct Slot {
+    int resident = -1, group = -1;
+    uint64_t last_used = 0;
+  };
+  std::vector<Slot> slots_;
+  uint64_t tick_ = 0;
+};
+
+}  // namespace tt::parallel
