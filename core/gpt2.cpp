@@ -110,7 +110,7 @@ double gpt2_flops_per_token(const GPT2Config& cfg, int seq_len) {
   return 6.0 * n + 12.0 * cfg.n_layer * cfg.n_embd * seq_len;
 }
 
-GPT2::GPT2(const GPT2Config& cfg, int max_batch, int max_seq, bool hold_params)
+GPT2::GPT2(const GPT2Config& cfg, int max_batch, int max_seq, bool hold_params, bool hold_grads)
     : cfg_(cfg),
       max_batch_(max_batch),
       max_seq_(max_seq),
@@ -122,7 +122,7 @@ GPT2::GPT2(const GPT2Config& cfg, int max_batch, int max_seq, bool hold_params)
                 "lower train.seq_len or raise model.max_seq_len");
   const int64_t n = gpt2_num_params(cfg);
   if (hold_params) params_ = Tensor::zeros("parameters", {n});
-  grads_ = Tensor::zeros("gradients", {n});
+  if (hold_grads) grads_ = Tensor::zeros("gradients", {n});
 
   const int64_t BT = int64_t(max_batch) * max_seq, C = cfg.n_embd, L = cfg.n_layer, NH = cfg.n_head;
   auto act = [&](const char* name, Shape s) { return Tensor::zeros(std::string("activations.") + name, s); };
@@ -212,7 +212,15 @@ const float* GPT2::acquire(int group, int next_group) {
   return params_.data<float>() + groups_[size_t(group)].begin;
 }
 
-void GPT2::zero_grad() { grads_.fill_zero(); }
+float* GPT2::grads_for(int group) {
+  if (sink_) return sink_->grads(group);
+  TT_ASSERT(grads_.defined(), "a model built without a gradient buffer needs set_grad_sink");
+  return grads_.data<float>() + groups_[size_t(group)].begin;
+}
+
+void GPT2::zero_grad() {
+  if (grads_.defined()) grads_.fill_zero();
+}
 
 float GPT2::forward(const int32_t* inputs, const int32_t* targets, int B, int T) {
   TT_ASSERT(B >= 1 && B <= max_batch_ && T >= 1 && T <= max_seq_, "forward B=", B, " T=", T, " exceeds the allocated ",
@@ -297,7 +305,6 @@ void GPT2::backward(float loss_scale) {
             Vp = cfg_.padded_vocab_size;
   const int64_t BT = int64_t(B) * T;
   const int L = cfg_.n_layer;
-  float* g = grads_.data<float>();
   const ParamInfo& wte_info = layout_[0];
   const ParamInfo& lnfw = layout_[layout_.size() - 2];
   const ParamInfo& lnfb = layout_[layout_.size() - 1];
@@ -310,7 +317,8 @@ void GPT2::backward(float loss_scale) {
   float* dlnf = scratch_.dbtc.data<float>();
   zero(scratch_.dbtc, BT * C);
   const float* wte = acquire(0, L + 1) + wte_info.offset;
-  matmul_backward_cpu(dlnf, g + wte_info.offset, nullptr, logits, acts_.lnf.data<float>(), wte, int(BT), C, Vp);
+  float* gwte = grads_for(0) + wte_info.offset;  // group 0 starts at 0
+  matmul_backward_cpu(dlnf, gwte, nullptr, logits, acts_.lnf.data<float>(), wte, int(BT), C, Vp);
   zero(scratch_.dresidual, BT * C);
   const int64_t cap_btc = int64_t(max_batch_) * max_seq_ * C;
   const int64_t cap_bt = int64_t(max_batch_) * max_seq_;
@@ -318,14 +326,15 @@ void GPT2::backward(float loss_scale) {
   const float* last_residual = acts_.residual3.data<float>() + (cfg_.n_layer - 1) * cap_btc;
   if (cfg_.n_layer == 0) last_residual = acts_.encoded.data<float>();
   const float* lnf = acquire(L + 1, L > 0 ? L : -1);
-  layernorm_backward_cpu(dres, g + lnfw.offset, g + lnfb.offset, dlnf, last_residual,
-                         lnf + (lnfw.offset - groups_[size_t(L + 1)].begin), acts_.lnf_mean.data<float>(),
-                         acts_.lnf_rstd.data<float>(), int(BT), C);
+  const int64_t lnf_at = lnfw.offset - groups_[size_t(L + 1)].begin;
+  float* glnf = grads_for(L + 1) + lnf_at;
+  layernorm_backward_cpu(dres, glnf, glnf + (lnfb.offset - lnfw.offset), dlnf, last_residual, lnf + lnf_at,
+                         acts_.lnf_mean.data<float>(), acts_.lnf_rstd.data<float>(), int(BT), C);
   report_ready(lnfw.offset, lnfb.offset + C);
 
   for (int l = L - 1; l >= 0; --l) {
     LayerParams lp = layer_params(const_cast<float*>(acquire(1 + l, l > 0 ? l : -1)), groups_[size_t(1 + l)].begin, l);
-    LayerParams lg = layer_params(g, 0, l);
+    LayerParams lg = layer_params(grads_for(1 + l), groups_[size_t(1 + l)].begin, l);
     const float* residual = l == 0 ? acts_.encoded.data<float>() : acts_.residual3.data<float>() + (l - 1) * cap_btc;
     const float* ln1 = acts_.ln1.data<float>() + l * cap_btc;
     const float* ln1_mean = acts_.ln1_mean.data<float>() + l * cap_bt;
@@ -367,7 +376,8 @@ void GPT2::backward(float loss_scale) {
     report_ready(first.offset, last.offset + shape_numel(last.shape));
   }
   const ParamInfo& wpe_info = layout_[1];
-  embedding_backward_cpu(g + wte_info.offset, g + wpe_info.offset, dres, last_inputs_.data(), B, T, C);
+  float* gemb = grads_for(0);
+  embedding_backward_cpu(gemb + wte_info.offset, gemb + wpe_info.offset, dres, last_inputs_.data(), B, T, C);
   report_ready(0, wpe_info.offset + shape_numel(wpe_info.shape));
 }
 

@@ -69,6 +69,16 @@ class ParamSource {
   // acquire. next_group (-1: none) is the group the model will acquire next, for prefetching.
   virtual const float* acquire(int group, int next_group) = 0;
 };
+// Where backward accumulates gradients. The model's own buffer is the default; ZeRO-3
+// (parallel/ddp/grad_windows.h) hands out one group's buffer at a time instead, and the model then
+// holds no gradient buffer at all.
+class GradSink {
+ public:
+  virtual ~GradSink() = default;
+  // Group g's gradients (laid out as the group's part of the flat buffer), to accumulate into until
+  // backward reports the group ready.
+  virtual float* grads(int group) = 0;
+};
 int64_t gpt2_num_params(const GPT2Config& cfg);  // elements, including vocabulary padding
 // Training FLOPs per token: 6N (non-padded weights) + 12·L·C·T (attention), as in the PaLM/llm.c MFU.
 double gpt2_flops_per_token(const GPT2Config& cfg, int seq_len);
@@ -84,11 +94,14 @@ void gpt2_check_token_ids(const int32_t* ids, int64_t n, int vocab_size, const c
 class GPT2 {
  public:
   // Allocates parameters, gradients and activations for micro-batches up to max_batch × max_seq.
-  // hold_params=false allocates no parameter buffer: set_param_source must supply the values.
-  GPT2(const GPT2Config& cfg, int max_batch, int max_seq, bool hold_params = true);
+  // hold_params=false allocates no parameter buffer: set_param_source must supply the values;
+  // hold_grads=false no gradient buffer: set_grad_sink must take the gradients.
+  GPT2(const GPT2Config& cfg, int max_batch, int max_seq, bool hold_params = true, bool hold_grads = true);
 
   // Reads parameters from `source` (not owned; null: the model's own buffer) from now on.
   void set_param_source(ParamSource* source) { source_ = source; }
+  // Accumulates gradients into `sink` (not owned; null: the model's own buffer) from now on.
+  void set_grad_sink(GradSink* sink) { sink_ = sink; }
 
   // gpt2_init_weights into params().
   void init_weights(uint64_t seed, float std);
@@ -96,10 +109,10 @@ class GPT2 {
   // Runs the model on inputs[B,T]. With targets, computes the per-token losses and returns their
   // mean; without, leaves logits [B,T,Vp] readable via logits() and returns NaN.
   float forward(const int32_t* inputs, const int32_t* targets, int B, int T);
-  // Accumulates into grads() the gradient of loss_scale × (mean loss of the last forward).
-  // Requires the last forward to have had targets.
+  // Accumulates into grads() (or the GradSink) the gradient of loss_scale × (mean loss of the last
+  // forward). Requires the last forward to have had targets.
   void backward(float loss_scale = 1.0f);
-  void zero_grad();
+  void zero_grad();  // of the model's own buffer (nothing to do without one)
 
   // Called during backward with [begin, end) element ranges of the gradient buffer once they are
   // final for this backward pass, in decreasing offset order; together they cover the buffer.
@@ -110,7 +123,7 @@ class GPT2 {
   const std::vector<ParamInfo>& layout() const { return layout_; }
   const ParamInfo& param(const std::string& name) const;  // throws naming the unknown name
   Tensor& params() { return params_; }                    // undefined when built with hold_params=false
-  Tensor& grads() { return grads_; }
+  Tensor& grads() { return grads_; }                      // undefined when built with hold_grads=false
   const float* logits() const { return acts_.logits.data<float>(); }
   int max_batch() const { return max_batch_; }
   int max_seq() const { return max_seq_; }
@@ -130,6 +143,7 @@ class GPT2 {
   // Block l's tensors in a buffer that starts at element `base_offset` of the layout.
   LayerParams layer_params(float* base, int64_t base_offset, int l) const;
   const float* acquire(int group, int next_group);
+  float* grads_for(int group);  // the sink's window, or the group's part of the model's buffer
   void report_ready(int64_t begin, int64_t end);
 
   GPT2Config cfg_;
@@ -138,6 +152,7 @@ class GPT2 {
   std::vector<ParamGroup> groups_;
   Tensor params_, grads_;
   ParamSource* source_ = nullptr;
+  GradSink* sink_ = nullptr;
   Activations acts_;
   Scratch scratch_;
   std::vector<int32_t> last_inputs_, last_targets_;

@@ -152,7 +152,8 @@ void Trainer::init_cpu_model() {
       std::memcpy(sharded_params_->shard_data() + piece.local, init.data() + piece.begin,
                   size_t(piece.size()) * sizeof(float));
   }
-  model_ = std::make_unique<GPT2>(model_config_, t.batch_size(), t.seq_len(), /*hold_params=*/!zero3);
+  model_ = std::make_unique<GPT2>(model_config_, t.batch_size(), t.seq_len(), /*hold_params=*/!zero3,
+                                  /*hold_grads=*/!zero3);
   if (zero3)
     model_->set_param_source(sharded_params_.get());
   else
@@ -160,6 +161,7 @@ void Trainer::init_cpu_model() {
 
   reducer_ = create_grad_reducer(cfg_, comm_, model_->grads(), model_->layout());
   model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
+  if (zero3) model_->set_grad_sink(reducer_->use_grad_windows({kGpt2ReusedGroup}));
 
   // The optimizer sees only this rank's shard (the whole buffer without ZeRO).
   const parallel::ShardLayout& shard = reducer_->shard_layout();
@@ -248,6 +250,7 @@ StepStats Trainer::step(int step) {
   const parallel::CommTimes comm = reducer_->take_times();
   s.comm_s = comm.comm_s;
   s.exposed_comm_s = comm.exposed_comm_s;
+  s.backward_s -= comm.backward_wait_s;  // ZeRO-3's waits for gradient windows are communication
 
   auto t0 = Clock::now();
   const float* shard_grads = reducer_->shard_grads().data<float>();

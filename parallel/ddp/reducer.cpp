@@ -35,10 +35,13 @@ GradReducer::GradReducer(Communicator& comm, Tensor grads,
       zero_stage_(zero_stage),
       // ZeRO-3: one bucket per range (parameter group), each a unit of the shard layout.
       buckets_(assign_buckets(tensor_ranges, esize_, zero_stage == 3 ? BucketCaps{0, 0} : caps)),
-      shard_layout_(zero_layout(buckets_, grads_.numel(), zero_stage, comm)),
+      n_(tensor_ranges.empty() ? 0 : tensor_ranges.back().second),
+      shard_layout_(zero_layout(buckets_, n_, zero_stage, comm)),
       compression_(compression) {
   TT_ASSERT(zero_stage >= 0 && zero_stage <= 3, "zero_stage ", zero_stage);
-  const int64_t n = grads_.numel();
+  TT_ASSERT(grads_.defined() ? grads_.numel() == n_ : zero_stage == 3, "gradient buffer of ", grads_.numel(),
+            " elements for tensor ranges over ", n_, " (only ZeRO-3 may go without one)");
+  const int64_t n = n_;
   if (shape == CollectiveShape::kHierarchical) {
     if (zero_stage_ != 0)
       throw Error(ErrorKind::kConfig, "the hierarchical collective works with the all-reduce (zero_stage 0) only",
@@ -94,8 +97,9 @@ void GradReducer::begin_backward(int micro, int accum_steps) {
   communicate_ = zero_stage_ >= 2 || micro == accum_steps - 1;
   first_micro_ = micro == 0;
   next_bucket_ = 0;
-  ready_from_ = grads_.numel();
+  ready_from_ = n_;
   if (hier_ && communicate_) hier_->begin();
+  if (windows_) windows_->begin_backward();
 }
 
 void GradReducer::on_grads_ready(int64_t begin, int64_t end) {
@@ -124,8 +128,10 @@ void GradReducer::launch(size_t i) {
   }
   char* recv = static_cast<char*>((zero_stage_ >= 2 ? shard_recv_ : shard_grads_).raw()) +
                shard_layout_.local_of(b.begin, b.end) * esize_;
-  pending_.push_back(
-      comm_.reduce_scatter_v(grad_bytes(b.begin), recv, shard_layout_.split(b.begin, b.end), dtype_, ReduceOp::kAvg));
+  const int group = int(buckets_.size() - 1 - i);  // ZeRO-3: bucket i is group G-1-i
+  const void* send = windows_ ? static_cast<const void*>(windows_->window(group)) : grad_bytes(b.begin);
+  pending_.push_back(comm_.reduce_scatter_v(send, recv, shard_layout_.split(b.begin, b.end), dtype_, ReduceOp::kAvg));
+  if (windows_) windows_->reading(group, pending_.back());
 }
 
 // Compresses chunk r of the bucket into send slot r and sends it to rank r.
@@ -167,6 +173,11 @@ void GradReducer::finish_backward() {
   pending_.clear();
   issued_at_.clear();
   times_.exposed_comm_s += now_s() - t0;
+  if (windows_) {  // backward waited for reduce-scatters to free gradient windows
+    const double waited = windows_->take_wait_s();
+    times_.exposed_comm_s += waited;
+    times_.backward_wait_s += waited;
+  }
   if (zero_stage_ >= 2 && communicate_) {
     const int64_t n = shard_layout_.size();
     // The first micro-step overwrites the shard, later ones accumulate into it.
@@ -174,7 +185,7 @@ void GradReducer::finish_backward() {
       codec_->copy(shard_grads_.raw(), shard_recv_.raw(), size_t(n) * esize_);
     else
       codec_->accumulate(shard_grads_.raw(), shard_recv_.raw(), n, dtype_);
-    codec_->zero(grads_.raw(), grads_.nbytes());  // reduced gradients now live only in the shard
+    if (grads_.defined()) codec_->zero(grads_.raw(), grads_.nbytes());  // reduced gradients now live only in the shard
   }
 }
 
@@ -200,7 +211,7 @@ void GradReducer::finish_compressed(std::vector<std::pair<double, double>>& span
       codec_->zero(acc, size_t(len) * sizeof(float));
       const uint8_t* copies = recv_.data<uint8_t>() + l.offset;
       for (int r = 0; r < world; ++r) codec_->decompress_add(copies + size_t(r) * l.chunk_bytes, len, inv, acc);
-      float* owner_residual = residual_.defined() ? residual_.data<float>() + grads_.numel() + l.owner_offset : nullptr;
+      float* owner_residual = residual_.defined() ? residual_.data<float>() + n_ + l.owner_offset : nullptr;
       codec_->compress(acc, DType::kF32, owner_residual, len, mine);
     }
     gathered_at.push_back(now_s());
@@ -218,6 +229,13 @@ void GradReducer::finish_compressed(std::vector<std::pair<double, double>>& span
                            dtype_);
     }
   }
+}
+
+GradSink* GradReducer::use_grad_windows(const std::vector<int>& resident) {
+  TT_ASSERT(zero_stage_ == 3 && dtype_ == DType::kF32 && codec_->device().kind == DeviceKind::kCpu,
+            "gradient windows are for ZeRO-3 with fp32 CPU gradients");
+  windows_ = std::make_unique<GradWindows>(shard_layout_.units(), resident);
+  return windows_.get();
 }
 
 CommTimes GradReducer::take_times() {

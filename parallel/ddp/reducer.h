@@ -33,7 +33,9 @@
 //   zero_stage 3: as 2, but each tensor range (pass ZeRO-3's parameter groups) is a bucket of its
 //                 own, whatever the caps, and a unit of the shard layout: every group is cut across
 //                 all ranks, so each reduce-scatter is balanced (sharding.h). The parameter shards
-//                 are ShardedParams (sharded_params.h), cut the same way.
+//                 are ShardedParams (sharded_params.h), cut the same way. With use_grad_windows()
+//                 backward writes each group's gradients into a window instead of a whole gradient
+//                 buffer (grad_windows.h), and the reducer reduce-scatters the group from there.
 // Gradients are fp32 or bf16, on the CPU or on a CUDA device: every element-wise step runs through
 // a GradCodec (grad_codec.h) on the gradients' device, and every buffer the collectives touch lives
 // there too. With CUDA gradients the communicator must be NCCL's, with `cuda_stream` (the stream
@@ -52,14 +54,16 @@
 #include "parallel/ddp/buckets.h"
 #include "parallel/ddp/compression.h"
 #include "parallel/ddp/grad_codec.h"
+#include "parallel/ddp/grad_windows.h"
 #include "parallel/ddp/hierarchical.h"
 #include "parallel/ddp/sharding.h"
 
 namespace tt::parallel {
 
 struct CommTimes {
-  double comm_s = 0.0;          // time at least one collective was in flight
-  double exposed_comm_s = 0.0;  // time finish() waited after compute was done
+  double comm_s = 0.0;           // time at least one collective was in flight
+  double exposed_comm_s = 0.0;   // time finish() waited after compute was done, and backward_wait_s
+  double backward_wait_s = 0.0;  // time backward waited for a gradient window (ZeRO-3; inside backward's time)
 };
 
 class GradReducer {
@@ -79,6 +83,10 @@ class GradReducer {
   bool communicates() const { return communicate_; }
   // The model's grad-ready callback.
   void on_grads_ready(int64_t begin, int64_t end);
+  // ZeRO-3 with fp32 CPU gradients: the model's GradSink (GPT2::set_grad_sink), gradient windows
+  // the reducer reads each group from; the gradient buffer may then be undefined. resident: groups
+  // backward writes at both ends (GPT-2's tied embeddings). Call before the first backward.
+  GradSink* use_grad_windows(const std::vector<int>& resident);
   // After backward: waits for outstanding collectives and accumulates the times of this step. On a
   // GPU the last decompressions / accumulations are enqueued on the stream, not finished.
   void finish_backward();
@@ -123,12 +131,13 @@ class GradReducer {
   char* grad_bytes(int64_t element) const { return static_cast<char*>(grads_.raw()) + element * esize_; }
 
   Communicator& comm_;
-  Tensor grads_;
+  Tensor grads_;  // undefined with gradient windows
   DType dtype_;   // of the gradients
   size_t esize_;  // bytes per gradient element
   std::unique_ptr<GradCodec> codec_;
   int zero_stage_;
   std::vector<Bucket> buckets_;
+  int64_t n_;  // gradient elements
   ShardLayout shard_layout_;
   Tensor shard_grads_, shard_recv_;  // stage 1/2 only
   GradCompression compression_;
@@ -145,6 +154,7 @@ class GradReducer {
   std::vector<double> issued_at_;  // seconds, parallel to pending_
   CommTimes times_;
   std::unique_ptr<HierarchicalAllReduce> hier_;  // collective shape "hierarchical"
+  std::unique_ptr<GradWindows> windows_;         // ZeRO-3 gradient windows (use_grad_windows)
 };
 
 }  // namespace tt::parallel

@@ -120,7 +120,8 @@ double cpu_trainer_memory_bytes(int zero_stage, int64_t num_params, int ranks, P
   const double shard_grads = zero_stage == 0 ? 0 : zero_stage == 1 ? 4 * p / n : 8 * p / n;
   const double moments = zero_stage == 0 ? 8 * p : 8 * p / n;
   const double residual = payload == Payload::kInt8 ? 4 * p : 0;
-  return params + 4 * p + shard_grads + moments + residual;
+  const double full_grads = zero_stage == 3 ? 0 : 4 * p;  // ZeRO-3: group windows (not counted)
+  return params + full_grads + shard_grads + moments + residual;
 }
 
 Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& model, const ComputeTimes& compute,

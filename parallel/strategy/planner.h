@@ -18,7 +18,7 @@
 //    4Ψ + KΨ/N, stage 2 2Ψ + (2+K)Ψ/N, stage 3 (4+K)Ψ/N, plus 4Ψ for the int8 error-feedback
 //    residual. Activations are not modelled: a fraction of device memory (memory_reserve) is held
 //    back for them, workspaces and fragmentation instead. CPU ranks run the fp32 CPU trainer, priced
-//    by cpu_trainer_memory_bytes (its ZeRO-2/3 keep the full gradient buffer).
+//    by cpu_trainer_memory_bytes (its ZeRO-1/2 keep the full gradient buffer).
 //  * ZeRO-3 is priced (parameters re-gathered for forward and for backward, the backward gather
 //    ahead of the gradient buckets on the link) and is a memory fallback: its candidates are
 //    eligible when no stage 0–2 candidate fits. It shards and reduces per parameter group, each cut
@@ -146,9 +146,9 @@ double param_gather_bytes(const ModelSpec& model, const cost::Cluster& cluster);
 // Per-GPU memory of a ZeRO stage for Ψ parameters over n ranks (formulas above).
 double zero_memory_bytes(int zero_stage, int64_t num_params, int ranks, cost::Payload payload);
 // Per-rank memory of the CPU trainer's fp32 tensors (the planner's figure for CPU ranks): parameters
-// 4Ψ (ZeRO-3: 4Ψ/N), the full gradient buffer 4Ψ at every stage, the reduced gradient shard 4Ψ/N
+// 4Ψ (ZeRO-3: 4Ψ/N), the full gradient buffer 4Ψ (not at ZeRO-3), the reduced gradient shard 4Ψ/N
 // (ZeRO-2/3: and its receive buffer, 8Ψ/N), AdamW m and v 8Ψ (ZeRO: 8Ψ/N), plus the int8 residual
-// 4Ψ. ZeRO-3's group windows are not counted (the planner knows no groups).
+// 4Ψ. ZeRO-3's parameter and gradient group windows are not counted (the planner knows no groups).
 double cpu_trainer_memory_bytes(int zero_stage, int64_t num_params, int ranks, cost::Payload payload);
 
 StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model, const PlanOptions& options);

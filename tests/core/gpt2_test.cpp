@@ -193,6 +193,49 @@ TEST(Gpt2, ParamGroupsAreEmbeddingsBlocksAndFinalLayerNormInBufferOrder) {
   EXPECT_EQ(groups.back().end, gpt2_num_params(cfg));
 }
 
+// Writing gradients group by group into a GradSink (ZeRO-3's path) gives the model's own gradients,
+// bit for bit, and asks for the groups in backward's order: tied embeddings, final LayerNorm, blocks
+// L-1 … 0, embeddings again.
+class FullBufferSink : public GradSink {
+ public:
+  FullBufferSink(int64_t n, std::vector<ParamGroup> groups) : buffer(size_t(n), 0.0f), groups_(std::move(groups)) {}
+  float* grads(int group) override {
+    asked.push_back(group);
+    return buffer.data() + groups_[size_t(group)].begin;
+  }
+  std::vector<float> buffer;
+  std::vector<int> asked;
+
+ private:
+  std::vector<ParamGroup> groups_;
+};
+
+TEST(Gpt2, GradSinkGetsBitIdenticalGradientsGroupByGroup) {
+  const int B = 2, T = 4;
+  const GPT2Config cfg = GPT2Config::make(3, 2, 8, 11, 4);
+  GPT2 own(cfg, B, T);
+  own.init_weights(3, 0.05f);
+  GPT2 sunk(cfg, B, T, /*hold_params=*/true, /*hold_grads=*/false);
+  EXPECT_FALSE(sunk.grads().defined());
+  std::copy_n(own.params().data<float>(), own.params().numel(), sunk.params().data<float>());
+  FullBufferSink sink(own.params().numel(), gpt2_param_groups(cfg));
+  sunk.set_grad_sink(&sink);
+  sunk.zero_grad();  // nothing to clear: no buffer of its own
+  const Batch batch = random_batch(B, T, cfg.vocab_size, 5);
+  for (int micro = 0; micro < 2; ++micro) {
+    own.forward(batch.inputs.data(), batch.targets.data(), B, T);
+    sunk.forward(batch.inputs.data(), batch.targets.data(), B, T);
+    own.backward(0.5f);
+    sunk.backward(0.5f);
+  }
+  const float* a = own.grads().data<float>();
+  for (int64_t i = 0; i < own.grads().numel(); ++i) ASSERT_EQ(a[i], sink.buffer[size_t(i)]) << "gradient element " << i;
+  const std::vector<int> one = {0, 4, 3, 2, 1, 0};  // L = 3: group L + 1 = 4 is the final LayerNorm
+  std::vector<int> want = one;
+  want.insert(want.end(), one.begin(), one.end());
+  EXPECT_EQ(sink.asked, want);
+}
+
 // Reading parameters group by group through a ParamSource (ZeRO-3's path) gives the same loss and
 // gradients, bit for bit, as the model's own buffer, in the documented acquire order.
 TEST(Gpt2, ParamSourceGivesBitIdenticalLossAndGradientsInTheDocumentedOrder) {

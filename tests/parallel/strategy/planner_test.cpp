@@ -127,13 +127,13 @@ TEST(Memory, ZeroFormulasWithK12) {
   EXPECT_DOUBLE_EQ(zero_memory_bytes(0, psi, 8, Payload::kInt8), 16000 + 4000);  // error-feedback residual
 }
 
-// The CPU trainer is fp32 and keeps the full gradient buffer at every stage.
+// The CPU trainer is fp32 and keeps the full gradient buffer at stages 0-2 (ZeRO-3: group windows).
 TEST(Memory, CpuTrainerFormulas) {
   const int64_t psi = 1000;
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(0, psi, 8, Payload::kFp32), 16000);
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(1, psi, 8, Payload::kFp32), 8000 + 500 + 1000);
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(2, psi, 8, Payload::kFp32), 8000 + 1000 + 1000);
-  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(3, psi, 8, Payload::kFp32), 500 + 4000 + 1000 + 1000);
+  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(3, psi, 8, Payload::kFp32), 500 + 1000 + 1000);
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(0, psi, 8, Payload::kInt8), 16000 + 4000);
 }
 

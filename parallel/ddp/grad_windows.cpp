@@ -1,0 +1,88 @@
+// ZeRO-3 gradient windows (see grad_windows.h).
+#include "parallel/ddp/grad_windows.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+
+namespace tt::parallel {
+
+GradWindows::GradWindows(std::vector<std::pair<int64_t, int64_t>> groups, const std::vector<int>& resident)
+    : groups_(std::move(groups)), slots_(resident), zeroed_(groups_.size(), 0) {
+  int64_t largest = 0;
+  for (int g = 0; g < int(groups_.size()); ++g)
+    if (std::find(resident.begin(), resident.end(), g) == resident.end())
+      largest = std::max(largest, groups_[size_t(g)].second - groups_[size_t(g)].first);
+  for (int s = 0, turn = 0; s < slots_.size(); ++s) {
+    const int g = slots_.resident_group(s);
+    TT_ASSERT(g < int(groups_.size()), "resident group ", g);
+    windows_.push_back(g >= 0
+                           ? Tensor::zeros(str("zero3.gradients.resident_group", g),
+                                           {std::max<int64_t>(groups_[size_t(g)].second - groups_[size_t(g)].first, 1)})
+                           : Tensor::zeros(str("zero3.gradients.window", turn++), {std::max<int64_t>(largest, 1)}));
+  }
+  reading_.resize(windows_.size());
+  unsent_.resize(windows_.size(), 0);
+}
+
+GradWindows::~GradWindows() {
+  for (auto& w : reading_)
+    if (w) try {
+        w->wait();
+      } catch (...) {  // reported by whoever waits next; never throw here
+      }
+}
+
+float* GradWindows::grads(int group) {
+  TT_ASSERT(group >= 0 && size_t(group) < groups_.size(), "parameter group ", group);
+  int slot = slots_.holding(group);
+  if (slot < 0 || !zeroed_[size_t(group)]) {
+    if (slot < 0) slot = slots_.slot_for(group, -1);
+    TT_ASSERT(slot >= 0, "no gradient window for parameter group ", group);
+    TT_ASSERT(!unsent_[size_t(slot)] || slots_.holding(group) == slot, "parameter group ", group,
+              " would overwrite gradients not yet reduced");
+    if (auto& r = reading_[size_t(slot)]) {  // the last reduce-scatter from this window
+      const auto t0 = std::chrono::steady_clock::now();
+      r->wait();
+      r.reset();
+      wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    slots_.fill(slot, group);
+    const auto [begin, end] = groups_[size_t(group)];
+    std::fill_n(windows_[size_t(slot)].data<float>(), end - begin, 0.0f);
+    zeroed_[size_t(group)] = 1;
+    unsent_[size_t(slot)] = 1;
+  }
+  slots_.touch(slot);
+  return windows_[size_t(slot)].data<float>();
+}
+
+void GradWindows::begin_backward() { std::fill(zeroed_.begin(), zeroed_.end(), 0); }
+
+float* GradWindows::window(int group) {
+  const int slot = slots_.holding(group);
+  TT_ASSERT(slot >= 0, "no gradient window holds parameter group ", group);
+  return windows_[size_t(slot)].data<float>();
+}
+
+void GradWindows::reading(int group, std::shared_ptr<Work> work) {
+  const int slot = slots_.holding(group);
+  TT_ASSERT(slot >= 0, "no gradient window holds parameter group ", group);
+  reading_[size_t(slot)] = std::move(work);
+  unsent_[size_t(slot)] = 0;
+}
+
+double GradWindows::take_wait_s() {
+  const double s = wait_s_;
+  wait_s_ = 0;
+  return s;
+}
+
+int64_t GradWindows::elements() const {
+  int64_t n = 0;
+  for (const Tensor& w : windows_) n += w.numel();
+  return n;
+}
+
+}  // namespace tt::parallel

@@ -1,0 +1,53 @@
+// ZeRO-3's gradient windows: a group's window is zeroed when a backward first asks for it and kept
+// while backward writes it, resident groups keep theirs, and a window whose gradients no
+// reduce-scatter has read yet is never handed to another group.
+#include "parallel/ddp/grad_windows.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace tt::parallel {
+namespace {
+
+bool all_zero(const float* p, int64_t n) {
+  return std::all_of(p, p + n, [](float v) { return v == 0.0f; });
+}
+
+TEST(GradWindows, ZeroedPerBackwardAndNeverOverwrittenBeforeTheyAreSent) {
+  GradWindows w({{0, 10}, {10, 30}, {30, 45}, {45, 50}}, /*resident=*/{0});
+  EXPECT_EQ(w.elements(), 10 + 2 * 20);  // group 0, and twice the largest other group
+  w.begin_backward();
+  float* emb = w.grads(0);
+  std::fill_n(emb, 10, 1.0f);
+  float* last = w.grads(3);
+  EXPECT_TRUE(all_zero(last, 5));
+  std::fill_n(last, 5, 2.0f);
+  EXPECT_EQ(w.grads(3), last);  // asked again in the same backward: kept, not zeroed
+  EXPECT_EQ(last[4], 2.0f);
+  float* two = w.grads(2);
+  EXPECT_NE(two, last);
+  // Both turn-taking windows hold gradients no reduce-scatter has read: group 1 must not take one.
+  EXPECT_THROW(w.grads(1), Error);
+  w.reading(3, completed_work());
+  EXPECT_EQ(w.window(3), last);
+  float* one = w.grads(1);  // takes group 3's window, read already
+  EXPECT_EQ(one, last);
+  EXPECT_TRUE(all_zero(one, 20));
+  EXPECT_THROW(w.window(3), Error);  // no window holds group 3 any more
+  EXPECT_EQ(w.grads(0), emb);        // the resident group kept its window and values
+  EXPECT_EQ(emb[9], 1.0f);
+  w.reading(2, completed_work());
+  w.reading(1, completed_work());
+  w.reading(0, completed_work());
+
+  w.begin_backward();  // the next backward starts from zero, even for a group still held
+  EXPECT_TRUE(all_zero(w.grads(0), 10));
+  EXPECT_GE(w.take_wait_s(), 0.0);
+  EXPECT_EQ(w.take_wait_s(), 0.0);
+}
+
+}  // namespace
+}  // namespace tt::parallel
