@@ -83,7 +83,8 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
                   "set parallel.zero_stage / bucket_cap_mb / grad_compression / collective yourself, or see "
                   "`topotrain plan`");
     if (!par.has_zero_stage()) par.set_zero_stage(pick->zero_stage);
-    if (!par.has_bucket_cap_mb()) par.set_bucket_cap_mb(float(pick->bucket_cap_mib()));
+    if (!par.has_bucket_cap_mb() && pick->zero_stage != 3)  // ZeRO-3 has no bucket cap
+      par.set_bucket_cap_mb(float(pick->bucket_cap_mib()));
     if (par.grad_compression().empty()) par.set_grad_compression(pick->grad_compression_setting());
     if (par.collective().empty()) par.set_collective(pick->collective_setting());
     if (comm.rank() == 0) {

@@ -14,8 +14,9 @@
 
 namespace tt {
 
-// grads: the model's flat gradient buffer laid out as `layout`; cuda_stream as GradReducer's.
-// zero_stage 3 reduces gradients per parameter group (its parameters: parallel/ddp/sharded_params.h).
+// grads: the model's flat gradient buffer laid out as `layout` (undefined for ZeRO-3, whose
+// gradients go through GradReducer::use_grad_windows); cuda_stream as GradReducer's. zero_stage 3
+// reduces gradients per parameter group (its parameters: parallel/ddp/sharded_params.h).
 // Collective over comm (the hierarchical shape splits it).
 std::unique_ptr<parallel::GradReducer> create_grad_reducer(const config::Config& cfg, parallel::Communicator& comm,
                                                            const Tensor& grads, const std::vector<ParamInfo>& layout,

@@ -279,7 +279,7 @@ for setting in settings.split(","):
         mb, compression, zero = cand.split(":")
         name = f"{mb}MB-{compression}-zero{zero}"
         payload = {"none": "fp32", "bf16": "bf16", "int8": "int8+ef"}[compression]
-        c = next(c for c in plan["candidates"] if (c["bucket_mb"] == float(mb) or zero == "3") and c["payload"] == payload
+        c = next(c for c in plan["candidates"] if (zero == "3" or c["bucket_mb"] == float(mb)) and c["payload"] == payload
                  and c["zero_stage"] == int(zero) and c["shape"] == "ring")
         # Every round's steps after the first `skip`; the round with the lowest median step counts.
         rounds = [[json.loads(l) for l in open(f)][skip:] for f in sorted(glob.glob(f"{d}/train/{name}/round*/metrics.jsonl"))

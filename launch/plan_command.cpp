@@ -37,7 +37,7 @@ std::string gb(double bytes) {
 
 nlohmann::json candidate_json(const strategy::Candidate& c) {
   return {{"label", c.label()},
-          {"bucket_mb", c.bucket_mb},
+          {"bucket_mb", c.zero_stage == 3 ? nlohmann::json() : nlohmann::json(c.bucket_mb)},  // ZeRO-3: per group
           {"payload", cost::payload_name(c.payload)},
           {"shape", cost::algorithm_name(c.shape)},
           {"collective", c.collective_name()},

@@ -48,7 +48,7 @@ int sample_main(const Args& args) {
   const TextCodec codec = TextCodec::parse(r.string("tokenizer"));
   const std::string prompt = p.get("--prompt");
   const int window = std::min<int>(mc.max_seq_len, int(prompt.size()) + n_tokens + 1);
-  GPT2 model(mc, 1, std::max(window, 1));
+  GPT2 model(mc, 1, std::max(window, 1), /*hold_params=*/true, /*hold_grads=*/false);  // inference only
   r.copy_to("params", model.params().raw(), model.params().nbytes());
   log_info("loaded ", path, " | GPT-2 ", mc.str(), " | ", codec.describe());
 

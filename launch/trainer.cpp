@@ -137,7 +137,8 @@ void Trainer::init_weights(float* params) {
 }
 
 // The CPU model, its gradient reducer and the (sharded) AdamW; with ZeRO-3 the model holds no
-// parameters and reads them from the ranks' shards (sharded_params_).
+// parameters (it reads them from the ranks' shards, sharded_params_) and no gradient buffer (it
+// writes into the reducer's gradient windows).
 void Trainer::init_cpu_model() {
   const auto& t = cfg_.train();
   const auto& o = cfg_.optimizer();
@@ -305,7 +306,9 @@ float Trainer::eval_loss() {
 
 GPT2* Trainer::host_model() {
   if (!cuda_ && !sharded_params_) return is_rank0() ? model_.get() : nullptr;
-  if (is_rank0() && !host_copy_) host_copy_ = std::make_unique<GPT2>(model_config_, 1, cfg_.train().seq_len());
+  if (is_rank0() && !host_copy_)  // for sampling: no gradients
+    host_copy_ = std::make_unique<GPT2>(model_config_, 1, cfg_.train().seq_len(), /*hold_params=*/true,
+                                        /*hold_grads=*/false);
   float* copy = is_rank0() ? host_copy_->params().data<float>() : nullptr;
   if (sharded_params_)  // collective: every rank sends its shard, rank 0 keeps the chunks
     parallel::gather_to_rank0(comm_, sharded_params_->layout(), sharded_params_->shard_data(), copy);

@@ -45,7 +45,7 @@ double Link::busy_s() const {  // the union of the jobs' [start, end]: one may s
   return busy;
 }
 
-std::vector<double> owner_port_load(bool reduce, const std::vector<int64_t>& counts) {
+std::vector<double> owner_port_load(const std::vector<int64_t>& counts) {
   const size_t n = counts.size();
   int64_t total = 0;
   for (int64_t c : counts) total += c;
@@ -53,12 +53,10 @@ std::vector<double> owner_port_load(bool reduce, const std::vector<int64_t>& cou
   if (n < 2 || total <= 0) return load;
   const double balanced = double(n - 1) * double(total) / double(n);  // per port, the ring collective
   for (size_t p = 0; p < n; ++p) {
-    const int64_t prev = counts[(p + n - 1) % n], own = counts[p], next = counts[(p + 1) % n];
     // Chain to root r: r+1 → … → r. Rank p receives every owner's part but that of the chain it
-    // starts (r = p-1), sends every part but its own. Chain from root r: r → … → r-1. Rank p receives
-    // every part but its own, sends every part but that of the chain it ends (r = p+1).
-    load[2 * p] = double(total - (reduce ? prev : own)) / balanced;
-    load[2 * p + 1] = double(total - (reduce ? own : next)) / balanced;
+    // starts (r = p-1), sends every part but its own.
+    load[2 * p] = double(total - counts[(p + n - 1) % n]) / balanced;
+    load[2 * p + 1] = double(total - counts[p]) / balanced;
   }
   return load;
 }

@@ -52,14 +52,14 @@ class Link {
   double finish_s_ = 0;
 };
 
-// port_load of a ZeRO collective over a range of the flat buffer whose elements fall into the ranks'
-// contiguous shards as counts[r] (split_by_shards): a reduce-scatter is one reduce per owner, an
-// all-gather one broadcast per owner, each pipelined along a chain of the ranks in ring order (NCCL's
-// ncclReduce/ncclBroadcast; at 2 ranks any algorithm is this one). Every port carries each owner's
-// part except the chain end it is, relative to the ring collective's (N-1)/N of the range: equal
-// counts give 1 everywhere; a range inside one rank's shard gives N/(N-1) on the ports its chain
-// uses, so at 2 ranks one direction carries it all at twice the balanced time and the other is free.
-std::vector<double> owner_port_load(bool reduce, const std::vector<int64_t>& counts);
+// port_load of ZeRO-1/2's reduce-scatter of a range of the flat buffer whose elements fall into the
+// ranks' contiguous shards as counts[r] (split_by_shards): one reduce per owner, each pipelined along
+// a chain of the ranks in ring order (NCCL's ncclReduce; at 2 ranks any algorithm is this one). Every
+// port carries each owner's part except the chain end it is, relative to the ring collective's
+// (N-1)/N of the range: equal counts give 1 everywhere; a range inside one rank's shard gives N/(N-1)
+// on the ports its chain uses, so at 2 ranks one direction carries it all at twice the balanced time
+// and the other is free.
+std::vector<double> owner_port_load(const std::vector<int64_t>& counts);
 
 struct LinkSchedule {
   std::vector<double> end_s;  // per job, when it finished

@@ -10,18 +10,9 @@ namespace tt::parallel {
 
 GradWindows::GradWindows(std::vector<std::pair<int64_t, int64_t>> groups, const std::vector<int>& resident)
     : groups_(std::move(groups)), slots_(resident), zeroed_(groups_.size(), 0) {
-  int64_t largest = 0;
-  for (int g = 0; g < int(groups_.size()); ++g)
-    if (std::find(resident.begin(), resident.end(), g) == resident.end())
-      largest = std::max(largest, groups_[size_t(g)].second - groups_[size_t(g)].first);
-  for (int s = 0, turn = 0; s < slots_.size(); ++s) {
-    const int g = slots_.resident_group(s);
-    TT_ASSERT(g < int(groups_.size()), "resident group ", g);
-    windows_.push_back(g >= 0
-                           ? Tensor::zeros(str("zero3.gradients.resident_group", g),
-                                           {std::max<int64_t>(groups_[size_t(g)].second - groups_[size_t(g)].first, 1)})
-                           : Tensor::zeros(str("zero3.gradients.window", turn++), {std::max<int64_t>(largest, 1)}));
-  }
+  std::vector<int64_t> sizes;
+  for (const auto& [begin, end] : groups_) sizes.push_back(end - begin);
+  windows_ = slots_.allocate(sizes, "zero3.gradients");
   reading_.resize(windows_.size());
   unsent_.resize(windows_.size(), 0);
 }

@@ -93,6 +93,7 @@ GradReducer::~GradReducer() = default;
 
 void GradReducer::begin_backward(int micro, int accum_steps) {
   TT_ASSERT(pending_.empty(), "begin_backward() before the previous finish_backward()");
+  TT_ASSERT(grads_.defined() || windows_, "a reducer without a gradient buffer needs use_grad_windows()");
   TT_ASSERT(micro >= 0 && micro < accum_steps, "micro-step ", micro, " of ", accum_steps);
   communicate_ = zero_stage_ >= 2 || micro == accum_steps - 1;
   first_micro_ = micro == 0;
@@ -234,6 +235,7 @@ void GradReducer::finish_compressed(std::vector<std::pair<double, double>>& span
 GradSink* GradReducer::use_grad_windows(const std::vector<int>& resident) {
   TT_ASSERT(zero_stage_ == 3 && dtype_ == DType::kF32 && codec_->device().kind == DeviceKind::kCpu,
             "gradient windows are for ZeRO-3 with fp32 CPU gradients");
+  TT_ASSERT(!windows_, "use_grad_windows() called twice");
   windows_ = std::make_unique<GradWindows>(shard_layout_.units(), resident);
   return windows_.get();
 }

@@ -41,8 +41,8 @@
 // there too. With CUDA gradients the communicator must be NCCL's, with `cuda_stream` (the stream
 // that writes the gradients) as its compute stream. Collectives carry the gradients' dtype;
 // compressed payloads, error-feedback residuals and the owner's average are fp32 arithmetic.
-// The reducer does not own the gradient buffer or the communicator; both outlive it. Not
-// thread-safe: one backward at a time, on one thread.
+// The reducer does not own the gradient buffer or the communicator; both outlive it (it owns ZeRO-3's
+// gradient windows). Not thread-safe: one backward at a time, on one thread.
 #pragma once
 
 #include <cstdint>
@@ -84,8 +84,9 @@ class GradReducer {
   // The model's grad-ready callback.
   void on_grads_ready(int64_t begin, int64_t end);
   // ZeRO-3 with fp32 CPU gradients: the model's GradSink (GPT2::set_grad_sink), gradient windows
-  // the reducer reads each group from; the gradient buffer may then be undefined. resident: groups
-  // backward writes at both ends (GPT-2's tied embeddings). Call before the first backward.
+  // the reducer reads each group from, numbered as the tensor ranges (which must then be the
+  // model's parameter groups); the gradient buffer may be undefined. resident: groups backward
+  // writes at both ends (GPT-2's tied embeddings). Call once, before the first backward.
   GradSink* use_grad_windows(const std::vector<int>& resident);
   // After backward: waits for outstanding collectives and accumulates the times of this step. On a
   // GPU the last decompressions / accumulations are enqueued on the stream, not finished.
@@ -139,7 +140,7 @@ class GradReducer {
   std::vector<Bucket> buckets_;
   int64_t n_;  // gradient elements
   ShardLayout shard_layout_;
-  Tensor shard_grads_, shard_recv_;  // stage 1/2 only
+  Tensor shard_grads_, shard_recv_;  // stages 1-3; shard_recv_ 2-3 only
   GradCompression compression_;
   Tensor residual_;                  // error feedback: full buffer, then the owner slots
   std::vector<ChunkLayout> layout_;  // per bucket

@@ -19,18 +19,9 @@ ShardedParams::ShardedParams(Communicator& comm, std::vector<ParamGroup> groups,
   TT_ASSERT(groups_.back().end == n, "groups must cover [0, ", n, ")");
   shard_ = Tensor::zeros("zero3.parameter_shard", {std::max<int64_t>(layout_.size(), 1)});
   if (comm_.size() == 1) return;  // acquire reads the shard, which is the whole buffer
-  int64_t largest = 0;
-  for (int g = 0; g < int(groups_.size()); ++g) {
-    const bool is_resident = std::find(resident.begin(), resident.end(), g) != resident.end();
-    if (!is_resident) largest = std::max(largest, groups_[size_t(g)].size());
-  }
-  windows_.resize(size_t(slots_.size()));
-  for (int s = 0, turn = 0; s < slots_.size(); ++s) {
-    const int g = slots_.resident_group(s);
-    TT_ASSERT(g < int(groups_.size()), "resident group ", g);
-    windows_[size_t(s)].values = g >= 0 ? Tensor::zeros(str("zero3.resident_group", g), {groups_[size_t(g)].size()})
-                                        : Tensor::zeros(str("zero3.window", turn++), {std::max<int64_t>(largest, 1)});
-  }
+  std::vector<int64_t> sizes;
+  for (const ParamGroup& g : groups_) sizes.push_back(g.size());
+  for (Tensor& values : slots_.allocate(sizes, "zero3")) windows_.push_back({std::move(values), nullptr});
 }
 
 ShardedParams::~ShardedParams() {
@@ -50,9 +41,10 @@ int64_t ShardedParams::window_elements() const {
 void ShardedParams::start_gather(int slot, int group) {
   wait(slot);  // never overwrite a buffer a collective still writes
   const ParamGroup& g = groups_[size_t(group)];
-  slots_.fill(slot, group);
+  slots_.fill(slot, -1);  // until the gather is issued: should issuing throw, the window holds no group
   windows_[size_t(slot)].in_flight = all_gather_range(comm_, layout_, shard_.data<float>(), g.begin, g.end,
                                                       windows_[size_t(slot)].values.data<float>());
+  slots_.fill(slot, group);
 }
 
 void ShardedParams::wait(int slot, std::chrono::steady_clock::time_point since) {

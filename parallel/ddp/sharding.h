@@ -1,6 +1,7 @@
 // How ZeRO cuts the flat parameter buffer across ranks: a pure function of (elements, ranks), so a
 // checkpoint written with N ranks can be re-cut for M. Shard boundaries are multiples of 16 elements
-// (64 bytes) from the start of what is cut, so no two ranks write the same cache line.
+// (64 bytes) from the start of what is cut, so ranks sharing a whole buffer (ZeRO-1/2's all-gather
+// into the model's parameters) never write the same cache line.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,8 @@
 // ZeRO-3 gather window policy (see window_slots.h).
 #include "parallel/ddp/window_slots.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace tt::parallel {
@@ -36,6 +38,22 @@ void WindowSlots::touch(int slot) { slots_[size_t(slot)].last_used = ++tick_; }
 
 void WindowSlots::clear() {
   for (Slot& s : slots_) s.group = -1;
+}
+
+std::vector<Tensor> WindowSlots::allocate(const std::vector<int64_t>& sizes, const std::string& name) const {
+  int64_t largest = 1;
+  for (int g = 0; g < int(sizes.size()); ++g)
+    if (std::none_of(slots_.begin(), slots_.end(), [g](const Slot& s) { return s.resident == g; }))
+      largest = std::max(largest, sizes[size_t(g)]);
+  std::vector<Tensor> buffers;
+  int turn = 0;
+  for (const Slot& s : slots_) {
+    TT_ASSERT(s.resident < int(sizes.size()), "resident group ", s.resident, " of ", sizes.size());
+    buffers.push_back(s.resident >= 0 ? Tensor::zeros(str(name, ".resident_group", s.resident),
+                                                      {std::max<int64_t>(sizes[size_t(s.resident)], 1)})
+                                      : Tensor::zeros(str(name, ".window", turn++), {largest}));
+  }
+  return buffers;
 }
 
 }  // namespace tt::parallel

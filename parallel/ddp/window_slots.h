@@ -1,12 +1,16 @@
-// ZeRO-3's gather windows as a policy, shared by ShardedParams (which fills them with gathered
-// parameters) and the cost model's ZeRO-3 simulation (which times them), so the two cannot drift:
+// ZeRO-3's windows as a policy, shared by ShardedParams (which fills them with gathered parameters),
+// GradWindows (gradients) and the cost model's ZeRO-3 simulation (which times the parameter
+// gathers), so they cannot drift:
 // resident groups get a slot of their own; the others take turns in two slots, the least recently
 // used first, never the one holding `keep` (the group in use while the next one is gathered).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "core/tensor.h"
 
 namespace tt::parallel {
 
@@ -24,6 +28,11 @@ class WindowSlots {
   void fill(int slot, int group);  // the slot now holds group
   void touch(int slot);            // the slot's group was just used
   void clear();                    // no slot holds anything (the shards changed)
+
+  // A zeroed fp32 buffer per slot: a resident slot's as large as its group, a turn-taking one's as
+  // the largest other group (at least 1 element). sizes[g]: group g's elements. Named
+  // "<name>.resident_group<g>" / "<name>.window<i>".
+  std::vector<Tensor> allocate(const std::vector<int64_t>& sizes, const std::string& name) const;
 
  private:
   struct Slot {

@@ -61,6 +61,20 @@ void fill_acquires(ModelSpec& m, const std::vector<double>& weight, bool tied_he
 
 }  // namespace
 
+int64_t zero3_window_elements(const ModelSpec& model) {
+  int64_t resident = 0, largest = 0;
+  for (size_t g = 0; g < model.param_groups.size(); ++g) {
+    const int64_t size = model.param_groups[g].second - model.param_groups[g].first;
+    const bool is_resident =
+        std::find(model.resident_groups.begin(), model.resident_groups.end(), int(g)) != model.resident_groups.end();
+    if (is_resident)
+      resident += size;
+    else
+      largest = std::max(largest, size);
+  }
+  return resident + 2 * largest;
+}
+
 ModelSpec gpt2_model_spec(const GPT2Config& cfg, int seq_len, int64_t tokens_per_rank, int accum_steps) {
   ModelSpec m;
   m.name = cfg.str();

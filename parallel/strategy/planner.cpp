@@ -113,15 +113,17 @@ double zero_memory_bytes(int zero_stage, int64_t num_params, int ranks, Payload 
   return bytes;
 }
 
-double cpu_trainer_memory_bytes(int zero_stage, int64_t num_params, int ranks, Payload payload) {
+double cpu_trainer_memory_bytes(int zero_stage, int64_t num_params, int ranks, Payload payload,
+                                int64_t zero3_window_elements) {
   TT_ASSERT(zero_stage >= 0 && zero_stage <= 3, "unknown ZeRO stage ", zero_stage);
   const double p = double(num_params), n = std::max(1, ranks);
   const double params = zero_stage == 3 ? 4 * p / n : 4 * p;
   const double shard_grads = zero_stage == 0 ? 0 : zero_stage == 1 ? 4 * p / n : 8 * p / n;
   const double moments = zero_stage == 0 ? 8 * p : 8 * p / n;
   const double residual = payload == Payload::kInt8 ? 4 * p : 0;
-  const double full_grads = zero_stage == 3 ? 0 : 4 * p;  // ZeRO-3: group windows (not counted)
-  return params + full_grads + shard_grads + moments + residual;
+  const double full_grads = zero_stage == 3 ? 0 : 4 * p;
+  const double windows = zero_stage == 3 ? 2 * 4 * double(zero3_window_elements) : 0;  // parameters, gradients
+  return params + full_grads + shard_grads + moments + residual + windows;
 }
 
 Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& model, const ComputeTimes& compute,
@@ -148,15 +150,14 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
   c.num_buckets = int(buckets.size());
 
   if (cluster.ranks > 1) {
-    // ZeRO-1/2's reduce-scatters and gather run per owner over contiguous shards (a bucket inside one
-    // rank's shard is a reduce to it): priced per port (overlap.h). ZeRO-3 cuts every group across
-    // the ranks (parallel/ddp/sharding.h): its collectives are balanced.
+    // ZeRO-1/2's reduce-scatters run per owner over contiguous shards (a bucket inside one rank's shard
+    // is a reduce to it): priced per port (overlap.h). Their parameter all-gather, and every collective
+    // of ZeRO-3 (which cuts each group across the ranks, parallel/ddp/sharding.h), are balanced.
     const int ports = 2 * cluster.ranks;
     const bool per_owner = (zero_stage == 1 || zero_stage == 2) && shape != Algorithm::kHierarchical;
     auto port_load = [&](int64_t begin, int64_t end) {  // of a bucket's reduction
-      return per_owner
-                 ? cost::owner_port_load(true, parallel::split_by_shards(begin, end, model.num_params, cluster.ranks))
-                 : std::vector<double>{};
+      return per_owner ? cost::owner_port_load(parallel::split_by_shards(begin, end, model.num_params, cluster.ranks))
+                       : std::vector<double>{};
     };
     const auto ready = cost::bucket_ready_times(buckets, model.tensor_ranges, model.ready_fraction, bwd_micro);
     std::vector<cost::LinkJob> jobs;
@@ -216,7 +217,8 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
                       : updated * kOptimizerBytesPerParam / (cluster.mem_bw_gbps * 1e9);
   c.step_s = c.compute_s + c.exposed_s + c.optimizer_s + c.gather_s;
   c.memory_bytes = cluster.has_gpus ? zero_memory_bytes(zero_stage, model.num_params, cluster.ranks, payload)
-                                    : cpu_trainer_memory_bytes(zero_stage, model.num_params, cluster.ranks, payload);
+                                    : cpu_trainer_memory_bytes(zero_stage, model.num_params, cluster.ranks, payload,
+                                                               zero3_window_elements(model));
   c.fits = memory_limit_bytes <= 0 || c.memory_bytes <= memory_limit_bytes;
   return c;
 }

@@ -148,8 +148,9 @@ double zero_memory_bytes(int zero_stage, int64_t num_params, int ranks, cost::Pa
 // Per-rank memory of the CPU trainer's fp32 tensors (the planner's figure for CPU ranks): parameters
 // 4Ψ (ZeRO-3: 4Ψ/N), the full gradient buffer 4Ψ (not at ZeRO-3), the reduced gradient shard 4Ψ/N
 // (ZeRO-2/3: and its receive buffer, 8Ψ/N), AdamW m and v 8Ψ (ZeRO: 8Ψ/N), plus the int8 residual
-// 4Ψ. ZeRO-3's parameter and gradient group windows are not counted (the planner knows no groups).
-double cpu_trainer_memory_bytes(int zero_stage, int64_t num_params, int ranks, cost::Payload payload);
+// 4Ψ; ZeRO-3 adds its parameter and gradient windows, 4 bytes each per zero3_window_elements.
+double cpu_trainer_memory_bytes(int zero_stage, int64_t num_params, int ranks, cost::Payload payload,
+                                int64_t zero3_window_elements = 0);
 
 StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model, const PlanOptions& options);
 // cluster_of(topo, options.ranks), then the above. Throws tt::Error(kConfig) for an empty model.

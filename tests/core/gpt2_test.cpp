@@ -195,30 +195,51 @@ TEST(Gpt2, ParamGroupsAreEmbeddingsBlocksAndFinalLayerNormInBufferOrder) {
 
 // Writing gradients group by group into a GradSink (ZeRO-3's path) gives the model's own gradients,
 // bit for bit, and asks for the groups in backward's order: tied embeddings, final LayerNorm, blocks
-// L-1 … 0, embeddings again.
-class FullBufferSink : public GradSink {
+// L-1 … 0, embeddings again. Each group gets a region of its own with a guard band after it, so a
+// write at a flat offset instead of a group-relative one lands in a guard or another group.
+class GuardedSink : public GradSink {
  public:
-  FullBufferSink(int64_t n, std::vector<ParamGroup> groups) : buffer(size_t(n), 0.0f), groups_(std::move(groups)) {}
+  static constexpr int64_t kGuard = 64;
+  static constexpr float kUntouched = 1e30f;
+  explicit GuardedSink(std::vector<ParamGroup> groups) : groups_(std::move(groups)) {
+    int64_t at = 0;
+    for (const ParamGroup& g : groups_) {
+      at_.push_back(at);
+      at += g.size() + kGuard;
+    }
+    buffer.assign(size_t(at), kUntouched);
+    for (size_t g = 0; g < groups_.size(); ++g) std::fill_n(buffer.begin() + at_[g], groups_[g].size(), 0.0f);
+  }
   float* grads(int group) override {
     asked.push_back(group);
-    return buffer.data() + groups_[size_t(group)].begin;
+    return buffer.data() + at_[size_t(group)];
+  }
+  // Group g's element i, and whether every guard band is untouched.
+  float at(int g, int64_t i) const { return buffer[size_t(at_[size_t(g)] + i)]; }
+  bool guards_untouched() const {
+    for (size_t g = 0; g < groups_.size(); ++g)
+      for (int64_t i = 0; i < kGuard; ++i)
+        if (buffer[size_t(at_[g] + groups_[g].size() + i)] != kUntouched) return false;
+    return true;
   }
   std::vector<float> buffer;
   std::vector<int> asked;
 
  private:
   std::vector<ParamGroup> groups_;
+  std::vector<int64_t> at_;
 };
 
 TEST(Gpt2, GradSinkGetsBitIdenticalGradientsGroupByGroup) {
   const int B = 2, T = 4;
   const GPT2Config cfg = GPT2Config::make(3, 2, 8, 11, 4);
+  const auto groups = gpt2_param_groups(cfg);
   GPT2 own(cfg, B, T);
   own.init_weights(3, 0.05f);
   GPT2 sunk(cfg, B, T, /*hold_params=*/true, /*hold_grads=*/false);
   EXPECT_FALSE(sunk.grads().defined());
   std::copy_n(own.params().data<float>(), own.params().numel(), sunk.params().data<float>());
-  FullBufferSink sink(own.params().numel(), gpt2_param_groups(cfg));
+  GuardedSink sink(groups);
   sunk.set_grad_sink(&sink);
   sunk.zero_grad();  // nothing to clear: no buffer of its own
   const Batch batch = random_batch(B, T, cfg.vocab_size, 5);
@@ -229,7 +250,10 @@ TEST(Gpt2, GradSinkGetsBitIdenticalGradientsGroupByGroup) {
     sunk.backward(0.5f);
   }
   const float* a = own.grads().data<float>();
-  for (int64_t i = 0; i < own.grads().numel(); ++i) ASSERT_EQ(a[i], sink.buffer[size_t(i)]) << "gradient element " << i;
+  for (int g = 0; g < int(groups.size()); ++g)
+    for (int64_t i = 0; i < groups[size_t(g)].size(); ++i)
+      ASSERT_EQ(a[groups[size_t(g)].begin + i], sink.at(g, i)) << "group " << g << " element " << i;
+  EXPECT_TRUE(sink.guards_untouched());
   const std::vector<int> one = {0, 4, 3, 2, 1, 0};  // L = 3: group L + 1 = 4 is the final LayerNorm
   std::vector<int> want = one;
   want.insert(want.end(), one.begin(), one.end());

@@ -45,25 +45,18 @@ TEST(SerialLink, LatencyOverlapsTheNextJobsTransfer) {
 
 TEST(OwnerPortLoad, EqualChunksAreBalancedAndOneOwnerCarriesItAll) {
   // Ports: 2r = rank r receives, 2r + 1 = it sends.
-  for (bool reduce : {true, false})
-    for (double load : owner_port_load(reduce, {25, 25, 25, 25})) EXPECT_DOUBLE_EQ(load, 1.0);
+  for (double load : owner_port_load({25, 25, 25, 25})) EXPECT_DOUBLE_EQ(load, 1.0);
   // 4 ranks, the range inside rank 2's shard: a chain 3 → 0 → 1 → 2 carries all 100 elements over
   // every link it uses (4/3 of the ring's 75 per port); rank 3 starts it (receives nothing) and rank 2
   // ends it (sends nothing).
-  const auto reduce = owner_port_load(true, {0, 0, 100, 0});
+  const auto reduce = owner_port_load({0, 0, 100, 0});
   EXPECT_DOUBLE_EQ(reduce[2 * 2], 4.0 / 3);
   EXPECT_DOUBLE_EQ(reduce[2 * 2 + 1], 0.0);
   EXPECT_DOUBLE_EQ(reduce[2 * 3], 0.0);
   EXPECT_DOUBLE_EQ(reduce[2 * 3 + 1], 4.0 / 3);
   EXPECT_DOUBLE_EQ(reduce[2 * 0 + 1], 4.0 / 3);
-  // The broadcast runs 2 → 3 → 0 → 1: rank 2 receives nothing, rank 1 sends nothing.
-  const auto bcast = owner_port_load(false, {0, 0, 100, 0});
-  EXPECT_DOUBLE_EQ(bcast[2 * 2], 0.0);
-  EXPECT_DOUBLE_EQ(bcast[2 * 2 + 1], 4.0 / 3);
-  EXPECT_DOUBLE_EQ(bcast[2 * 1 + 1], 0.0);
-  EXPECT_DOUBLE_EQ(bcast[2 * 0], 4.0 / 3);
   // Two ranks, 3:1: rank 0 receives 1.5x, rank 1 0.5x.
-  const auto skew = owner_port_load(true, {75, 25});
+  const auto skew = owner_port_load({75, 25});
   EXPECT_DOUBLE_EQ(skew[0], 1.5);
   EXPECT_DOUBLE_EQ(skew[2], 0.5);
   EXPECT_DOUBLE_EQ(skew[1], 0.5);  // rank 0 sends rank 1's 25
@@ -74,7 +67,7 @@ TEST(Link, CollectivesWithDifferentOwnersRunSideBySide) {
   // the balanced time (one direction carries everything), and both end at 2. A balanced job then
   // needs every port; a second reduce into rank 1 queues behind the first.
   Link link(4);
-  const auto into1 = owner_port_load(true, {0, 100}), into0 = owner_port_load(true, {100, 0});
+  const auto into1 = owner_port_load({0, 100}), into0 = owner_port_load({100, 0});
   EXPECT_DOUBLE_EQ(link.issue({0, 1, 0, into1}), 2);
   EXPECT_DOUBLE_EQ(link.issue({0, 1, 0, into0}), 2);
   EXPECT_DOUBLE_EQ(link.issue({0, 1, 0, {}}), 3);
@@ -86,7 +79,7 @@ TEST(Link, CollectivesWithDifferentOwnersRunSideBySide) {
   // 3.8, while its 10% into rank 1 waits for that direction (20 to 20.2).
   Link busy(4);
   EXPECT_DOUBLE_EQ(busy.issue({0, 10, 0, into1}), 20);
-  EXPECT_DOUBLE_EQ(busy.issue({0, 1, 0, owner_port_load(true, {90, 10})}), 20.2);
+  EXPECT_DOUBLE_EQ(busy.issue({0, 1, 0, owner_port_load({90, 10})}), 20.2);
   EXPECT_DOUBLE_EQ(busy.issue({0, 1, 0, into0}), 3.8);
   // The same jobs on one shared link (no ports) run one after another at the balanced time.
   EXPECT_DOUBLE_EQ(simulate_serial_link({{0, 1}, {0, 1}, {0, 1}, {0, 1, 0.5}}, 0).finish_s, 4.5);

@@ -49,6 +49,11 @@ TEST_F(DataParallel, NRanksEqualOneRankWithNAccumulationStepsForEveryZeroStage) 
     ASSERT_EQ(single.exit_code, 0) << single.output;
     const auto reference = test::read_step_metrics(dir_.file("single" + std::to_string(ranks) + "/metrics.jsonl"));
     ASSERT_EQ(reference.size(), 12u);
+    if (ranks == 2) {  // ZeRO-3 on one rank: its shard is the whole buffer, one piece per group
+      auto z3 = train(1, "single_z3", "--set train.grad_accum_steps=2 --set parallel.zero_stage=3");
+      ASSERT_EQ(z3.exit_code, 0) << z3.output;
+      expect_close(reference, test::read_step_metrics(dir_.file("single_z3/metrics.jsonl")), 2e-5, "1 rank, zero 3");
+    }
     for (int stage : {0, 1, 2, 3}) {
       const std::string run = "dp" + std::to_string(ranks) + "_z" + std::to_string(stage);
       auto r = train(ranks, run, "--set parallel.zero_stage=" + std::to_string(stage));
@@ -157,10 +162,11 @@ TEST_F(DataParallel, Int8WithErrorFeedbackTracksUncompressedAndResumesExactly) {
 namespace tt {
 namespace {
 
-// ZeRO-3 reduces gradients as ZeRO-2 does and gathers the very parameters ZeRO-2 holds, so the two
-// train bit-identically: 3 ranks x 2 micro-steps, validation with 5 batches (not a multiple of the
-// ranks: every rank still runs every collective forward), a sample at the end (gathered). Its
-// checkpoint resumes bit-exactly, and as 2 ranks of ZeRO-0 it continues the same trajectory.
+// ZeRO-3 averages the same gradients as ZeRO-2 (per group from gradient windows, into shards cut
+// per group) and gathers the very parameters ZeRO-2 holds, so the two train bit-identically: 3 ranks x 2 micro-steps,
+// validation with 5 batches (not a multiple of the ranks: every rank still runs every collective forward), a sample at
+// the end (gathered). Its checkpoint resumes bit-exactly, and as 2 ranks of ZeRO-0 it continues the same trajectory, as
+// does ZeRO-2's (contiguous shards) as 2 ranks of ZeRO-3 (shards cut per group).
 TEST_F(DataParallel, Zero3TrainsBitIdenticallyToZero2AndResumes) {
   const std::string common =
       "--set train.grad_accum_steps=2 --set train.val_batches=5 --set checkpoint.every=6 --set train.log_every=1";
@@ -181,9 +187,10 @@ TEST_F(DataParallel, Zero3TrainsBitIdenticallyToZero2AndResumes) {
   ASSERT_TRUE(std::regex_search(z3.output, b, val_re)) << z3.output;
   EXPECT_EQ(a[1], b[1]);
 
-  for (const std::string& run : {std::string("z3_same"), std::string("z3_as_z0")}) {
+  for (const std::string& run : {std::string("z3_same"), std::string("z3_as_z0"), std::string("z2_as_z3")}) {
     fs::create_directories(dir_.file(run + "/checkpoints"));
-    fs::copy_file(checkpoint_path(dir_.file("z3/checkpoints"), 6), checkpoint_path(dir_.file(run + "/checkpoints"), 6));
+    fs::copy_file(checkpoint_path(dir_.file(run == "z2_as_z3" ? "z2/checkpoints" : "z3/checkpoints"), 6),
+                  checkpoint_path(dir_.file(run + "/checkpoints"), 6));
   }
   auto same = train(3, "z3_same", common + " --set parallel.zero_stage=3 --resume");
   ASSERT_EQ(same.exit_code, 0) << same.output;
@@ -191,14 +198,18 @@ TEST_F(DataParallel, Zero3TrainsBitIdenticallyToZero2AndResumes) {
   ASSERT_EQ(resumed.size(), 6u);
   for (const auto& [step, rec] : resumed) EXPECT_EQ(rec.loss, got.at(step).loss) << "resumed step " << step;
 
-  auto other = train(2, "z3_as_z0",
-                     "--set train.grad_accum_steps=3 --set train.val_batches=5 --set parallel.zero_stage=0 --resume");
-  ASSERT_EQ(other.exit_code, 0) << other.output;
-  const auto continued = test::read_step_metrics(dir_.file("z3_as_z0/metrics.jsonl"));
-  ASSERT_EQ(continued.size(), 6u);
-  for (const auto& [step, rec] : continued) {
-    const double x = std::stod(got.at(step).loss), y = std::stod(rec.loss);
-    EXPECT_LE(std::fabs(x - y), 2e-5 * x) << "step " << step << ": " << x << " vs " << y;
+  // 2 ranks x 3 micro-steps: the tokens of 3 x 2 per step (z2 and z3 have the same losses).
+  for (const auto& [run, stage] : {std::pair<std::string, int>{"z3_as_z0", 0}, {"z2_as_z3", 3}}) {
+    auto other = train(2, run,
+                       "--set train.grad_accum_steps=3 --set train.val_batches=5 --set parallel.zero_stage=" +
+                           std::to_string(stage) + " --resume");
+    ASSERT_EQ(other.exit_code, 0) << other.output;
+    const auto continued = test::read_step_metrics(dir_.file(run + "/metrics.jsonl"));
+    ASSERT_EQ(continued.size(), 6u) << run;
+    for (const auto& [step, rec] : continued) {
+      const double x = std::stod(got.at(step).loss), y = std::stod(rec.loss);
+      EXPECT_LE(std::fabs(x - y), 2e-5 * x) << run << " step " << step << ": " << x << " vs " << y;
+    }
   }
 }
 

@@ -104,8 +104,8 @@ class GroundTruth : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return r.exit_code == 0 ? nlohmann::json::parse(r.output) : nlohmann::json::object();
   }
-  // The predicted step of the fp32 ring candidate with these buckets (ZeRO-3 has none) and ZeRO stage
-  // (NaN if absent).
+  // The predicted step of the fp32 ring candidate with these buckets (ZeRO-3 has none: its bucket_mb
+  // is null) and ZeRO stage (NaN if absent).
   static double predicted_step(const nlohmann::json& plan, int bucket_mb, int zero_stage) {
     for (const auto& c : plan.value("candidates", nlohmann::json::array()))
       if ((zero_stage == 3 || c.at("bucket_mb").get<double>() == bucket_mb) &&
@@ -167,7 +167,7 @@ TEST_F(GroundTruth, OneGbitAllReduceAndCompressionMatchTheCalibratedModel) {
   const auto j = plan(topo, compute_s / 3, 2 * compute_s / 3);
   double pred_fp32 = predicted_step(j, 25, 0), pred_int8 = NAN;
   for (const auto& c : j.value("candidates", nlohmann::json::array()))
-    if (c.at("bucket_mb").get<double>() == 25 && c.at("zero_stage").get<int>() == 0 && c.at("shape") == "ring" &&
+    if (c.at("zero_stage").get<int>() == 0 && c.at("bucket_mb").get<double>() == 25 && c.at("shape") == "ring" &&
         c.at("payload") == "int8+ef")
       pred_int8 = c.at("step_s").get<double>();
   EXPECT_LT(pred_int8, pred_fp32) << j.dump(1);

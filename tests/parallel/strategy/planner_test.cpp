@@ -134,6 +134,11 @@ TEST(Memory, CpuTrainerFormulas) {
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(1, psi, 8, Payload::kFp32), 8000 + 500 + 1000);
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(2, psi, 8, Payload::kFp32), 8000 + 1000 + 1000);
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(3, psi, 8, Payload::kFp32), 500 + 1000 + 1000);
+  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(3, psi, 8, Payload::kFp32, 100), 500 + 1000 + 1000 + 800);
+  // GPT-2's windows: the tied embeddings (resident) and two blocks, for parameters and gradients alike.
+  const GPT2Config cfg = GPT2Config::make(4, 4, 256, 16, 64);
+  const auto groups = gpt2_param_groups(cfg);
+  EXPECT_EQ(zero3_window_elements(gpt2_model_spec(cfg, 64, 256)), groups[0].size() + 2 * groups[1].size());
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(0, psi, 8, Payload::kInt8), 16000 + 4000);
 }
 
@@ -144,8 +149,9 @@ TEST(Planner, CpuRanksPickRunnableZero3WhenOnlyItFits) {
   cpus.has_gpus = false;
   PlanOptions options;
   const double psi = double(gpt2.num_params);
-  options.memory_budget_bytes = uint64_t(0.5 * (cpu_trainer_memory_bytes(3, gpt2.num_params, 8, Payload::kFp32) +
-                                                cpu_trainer_memory_bytes(1, gpt2.num_params, 8, Payload::kFp32)));
+  options.memory_budget_bytes =
+      uint64_t(0.5 * (cpu_trainer_memory_bytes(3, gpt2.num_params, 8, Payload::kFp32, zero3_window_elements(gpt2)) +
+                      cpu_trainer_memory_bytes(1, gpt2.num_params, 8, Payload::kFp32)));
   ASSERT_GT(double(options.memory_budget_bytes), 4 * psi);
   const StrategyPlan plan = plan_strategy(cpus, gpt2, options);
   ASSERT_NE(plan.picked(), nullptr) << plan.reason;
