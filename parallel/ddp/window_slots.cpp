@@ -40,19 +40,27 @@ void WindowSlots::clear() {
   for (Slot& s : slots_) s.group = -1;
 }
 
-std::vector<Tensor> WindowSlots::allocate(const std::vector<int64_t>& sizes, const std::string& name) const {
+std::vector<int64_t> WindowSlots::buffer_sizes(const std::vector<int64_t>& sizes) const {
   int64_t largest = 1;
   for (int g = 0; g < int(sizes.size()); ++g)
     if (std::none_of(slots_.begin(), slots_.end(), [g](const Slot& s) { return s.resident == g; }))
       largest = std::max(largest, sizes[size_t(g)]);
-  std::vector<Tensor> buffers;
-  int turn = 0;
+  std::vector<int64_t> out;
   for (const Slot& s : slots_) {
     TT_ASSERT(s.resident < int(sizes.size()), "resident group ", s.resident, " of ", sizes.size());
-    buffers.push_back(s.resident >= 0 ? Tensor::zeros(str(name, ".resident_group", s.resident),
-                                                      {std::max<int64_t>(sizes[size_t(s.resident)], 1)})
-                                      : Tensor::zeros(str(name, ".window", turn++), {largest}));
+    out.push_back(s.resident >= 0 ? std::max<int64_t>(sizes[size_t(s.resident)], 1) : largest);
   }
+  return out;
+}
+
+std::vector<Tensor> WindowSlots::allocate(const std::vector<int64_t>& sizes, const std::string& name) const {
+  const std::vector<int64_t> elements = buffer_sizes(sizes);
+  std::vector<Tensor> buffers;
+  int turn = 0;
+  for (size_t s = 0; s < slots_.size(); ++s)
+    buffers.push_back(Tensor::zeros(
+        slots_[s].resident >= 0 ? str(name, ".resident_group", slots_[s].resident) : str(name, ".window", turn++),
+        {elements[s]}));
   return buffers;
 }
 

@@ -29,9 +29,10 @@ class WindowSlots {
   void touch(int slot);            // the slot's group was just used
   void clear();                    // no slot holds anything (the shards changed)
 
-  // A zeroed fp32 buffer per slot: a resident slot's as large as its group, a turn-taking one's as
-  // the largest other group (at least 1 element). sizes[g]: group g's elements. Named
-  // "<name>.resident_group<g>" / "<name>.window<i>".
+  // Elements of each slot's buffer: a resident slot's as large as its group, a turn-taking one's as
+  // the largest other group (at least 1). sizes[g]: group g's elements.
+  std::vector<int64_t> buffer_sizes(const std::vector<int64_t>& sizes) const;
+  // A zeroed fp32 buffer per slot, of buffer_sizes, named "<name>.resident_group<g>" / "<name>.window<i>".
   std::vector<Tensor> allocate(const std::vector<int64_t>& sizes, const std::string& name) const;
 
  private:

@@ -2,8 +2,10 @@
 #include "parallel/strategy/model_spec.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/error.h"
+#include "parallel/ddp/window_slots.h"
 
 namespace tt::strategy {
 
@@ -62,17 +64,11 @@ void fill_acquires(ModelSpec& m, const std::vector<double>& weight, bool tied_he
 }  // namespace
 
 int64_t zero3_window_elements(const ModelSpec& model) {
-  int64_t resident = 0, largest = 0;
-  for (size_t g = 0; g < model.param_groups.size(); ++g) {
-    const int64_t size = model.param_groups[g].second - model.param_groups[g].first;
-    const bool is_resident =
-        std::find(model.resident_groups.begin(), model.resident_groups.end(), int(g)) != model.resident_groups.end();
-    if (is_resident)
-      resident += size;
-    else
-      largest = std::max(largest, size);
-  }
-  return resident + 2 * largest;
+  if (model.param_groups.empty()) return 0;
+  std::vector<int64_t> sizes;
+  for (const auto& [begin, end] : model.param_groups) sizes.push_back(end - begin);
+  const std::vector<int64_t> buffers = parallel::WindowSlots(model.resident_groups).buffer_sizes(sizes);
+  return std::accumulate(buffers.begin(), buffers.end(), int64_t(0));
 }
 
 ModelSpec gpt2_model_spec(const GPT2Config& cfg, int seq_len, int64_t tokens_per_rank, int accum_steps) {

@@ -50,8 +50,8 @@ struct ModelSpec {
                                   // kCpuParamGatherBytes (fp32: the CPU trainer gathers fp32) without GPUs
 };
 
-// Elements of one set of ZeRO-3 windows (ShardedParams' for parameters, GradWindows' for gradients):
-// the resident groups plus two of the largest other group; 0 without groups.
+// Elements of one set of ZeRO-3 windows (ShardedParams' for parameters, GradWindows' for gradients,
+// WindowSlots::buffer_sizes): the resident groups plus two of the largest other group; 0 without groups.
 int64_t zero3_window_elements(const ModelSpec& model);
 
 // GPT-2 from its config; tokens_per_rank per optimizer step, seq_len for the attention FLOPs.
