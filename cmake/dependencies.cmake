@@ -27,6 +27,8 @@ if(TOPOTRAIN_CUDA STREQUAL "ON" OR TOPOTRAIN_CUDA STREQUAL "AUTO")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     set(CMAKE_CUDA_ARCHITECTURES ${TOPOTRAIN_CUDA_ARCHITECTURES})
+    # One CUDA runtime for all layer libraries (a static copy per shared library would each keep state).
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(CMAKE_CUDA_STANDARD 17)

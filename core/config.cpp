@@ -460,19 +460,39 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   const config::TrainConfig& train = cfg.train();
   const config::OptimizerConfig& opt = cfg.optimizer();
 
-  if (model.arch() != kDefaultArch)
+  if (model.arch() != "gpt2" && model.arch() != "llama")
     c.add("model.arch", str("model.arch \"", model.arch(), "\" is not supported"),
-          "only \"gpt2\" is implemented; omit model.arch or set arch: \"gpt2\"");
+          "use \"gpt2\" or \"llama\" and describe the rest with the model.* fields");
   c.positive("model.n_layer", model.n_layer(), "number of transformer blocks, e.g. n_layer: 12 in model { }");
   c.positive("model.n_head", model.n_head(), "attention heads per block, e.g. n_head: 12 in model { }");
   c.positive("model.n_embd", model.n_embd(), "width of the residual stream, e.g. n_embd: 768 in model { }");
   c.positive("model.vocab_size", model.vocab_size(), "tokens in the vocabulary, e.g. vocab_size: 50257 for GPT-2");
   c.positive("model.max_seq_len", model.max_seq_len(),
              "longest sequence (position embedding size), e.g. max_seq_len: 1024");
-  if (model.n_head() > 0 && model.n_embd() > 0 && model.n_embd() % model.n_head() != 0)
+  if (model.head_dim() < 0)
+    c.add("model.head_dim", str("model.head_dim must be >= 0 (got ", model.head_dim(), ")"), "0 means n_embd / n_head");
+  else if (model.head_dim() == 0 && model.n_head() > 0 && model.n_embd() > 0 && model.n_embd() % model.n_head() != 0)
     c.add("model.n_embd",
           str("model.n_embd (", model.n_embd(), ") must be divisible by model.n_head (", model.n_head(), ")"),
-          "each head gets n_embd / n_head channels; e.g. n_embd 768 with n_head 12 (64 per head)");
+          "each head gets n_embd / n_head channels; e.g. n_embd 768 with n_head 12 (64 per head), or set "
+          "model.head_dim");
+  if (model.n_kv_head() < 0)
+    c.add("model.n_kv_head", str("model.n_kv_head must be >= 0 (got ", model.n_kv_head(), ")"),
+          "0 means n_head (multi-head attention)");
+  else if (model.n_kv_head() > 0 && model.n_head() > 0 && model.n_head() % model.n_kv_head() != 0)
+    c.add("model.n_kv_head",
+          str("model.n_head (", model.n_head(), ") must be a multiple of model.n_kv_head (", model.n_kv_head(), ")"),
+          "each key/value head serves n_head / n_kv_head query heads, e.g. n_head 32 with n_kv_head 8");
+  if (!model.norm().empty() && model.norm() != "layernorm" && model.norm() != "rmsnorm")
+    c.add("model.norm", str("model.norm \"", model.norm(), "\" is not supported"), "use \"layernorm\" or \"rmsnorm\"");
+  if (model.has_norm_eps()) c.positive_finite("model.norm_eps", model.norm_eps(), "e.g. 1e-5");
+  if (!model.position().empty() && model.position() != "learned" && model.position() != "rope")
+    c.add("model.position", str("model.position \"", model.position(), "\" is not supported"),
+          "use \"learned\" or \"rope\"");
+  if (model.has_rope_theta()) c.positive_finite("model.rope_theta", model.rope_theta(), "Llama 2 uses 10000");
+  if (!model.mlp().empty() && model.mlp() != "gelu" && model.mlp() != "swiglu")
+    c.add("model.mlp", str("model.mlp \"", model.mlp(), "\" is not supported"), "use \"gelu\" or \"swiglu\"");
+  c.non_negative("model.mlp_hidden", model.mlp_hidden(), "0 uses the family's rule");
   c.positive_finite("model.init_std", model.init_std(), "std of the normal weight init; GPT-2 uses 0.02");
 
   c.positive("train.batch_size", train.batch_size(), "sequences per micro-batch, e.g. batch_size: 4 in train { }");
@@ -496,7 +516,7 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
     c.add("train.precision", str("train.precision \"", train.precision(), "\" is not supported"),
           "use \"fp32\" or \"bf16\" (cuda only), or leave it unset for the device's default");
   else if (train.precision() == "bf16" && train.device() == "cpu")
-    c.add("train.precision", "train.precision \"bf16\" needs train.device \"cuda\": the CPU trainer computes in fp32",
+    c.add("train.precision", "train.precision \"bf16\" needs train.device \"cuda\": the CPU computes in fp32",
           "drop train.precision (or set \"fp32\") to train on the CPU, or set train.device=cuda on a GPU machine");
   if (train.stochastic_rounding() && (train.precision() == "fp32" || train.device() == "cpu"))
     c.add("train.stochastic_rounding", "train.stochastic_rounding applies to bf16 weights only",

@@ -13,11 +13,11 @@
 #include "core/device_info.h"
 #include "core/logging.h"
 #include "launch/args.h"
-#include "launch/auto_strategy.h"
 #include "launch/commands.h"
-#include "launch/process_group.h"
 #include "launch/tokenizer_command.h"
-#include "launch/trainer.h"
+#include "launch/train/auto_strategy.h"
+#include "launch/train/process_group.h"
+#include "launch/train/trainer.h"
 
 namespace tt {
 
@@ -54,18 +54,18 @@ int bench_step(const Args& args) {
       sum.total_s += s.total_s;
     }
     if (comm->rank() != 0) return 0;
-    const GPT2Config& mc = trainer.model_config();
-    const CudaTraining* gpu = trainer.cuda();
+    const ModelDesc& desc = trainer.model_desc();
+    const DeviceRunner& runner = trainer.runner();
+    const bool gpu = runner.is_cuda();
     const auto& t = cfg.train();
     const double step_s = sum.total_s / steps;
     const double tps = double(trainer.tokens_per_step()) / step_s;
-    const double flops = gpt2_flops_per_token(mc, t.seq_len()) * tps;
+    const double flops = model_flops_per_token(desc, t.seq_len()) * tps;
 
-    const std::string where =
-        gpu ? str(comm->size(), " rank(s) on ", trainer.device().str(), " (", gpu->device_name(), ")")
-            : str(comm->size(), " rank(s) x ", threads, " threads");
-    std::printf("bench step | GPT-2 %s | %.1fM params | B=%d T=%d accum=%d | %s | data: %s\n", mc.str().c_str(),
-                gpt2_num_params(mc) / 1e6, t.batch_size(), t.seq_len(), t.grad_accum_steps(), where.c_str(),
+    const std::string where = gpu ? str(comm->size(), " rank(s) on ", runner.device().str(), " (", runner.name(), ")")
+                                  : str(comm->size(), " rank(s) x ", threads, " threads");
+    std::printf("bench step | %s | %.1fM params | B=%d T=%d accum=%d | %s | data: %s\n", desc.str().c_str(),
+                double(model_num_params(desc)) / 1e6, t.batch_size(), t.seq_len(), t.grad_accum_steps(), where.c_str(),
                 trainer.uses_random_data() ? "random tokens" : cfg.data().train().c_str());
     std::printf("%-14s %12s %8s%s\n", "phase", "ms/step", "share",
                 gpu ? "  (forward/backward/optimizer: CUDA events)" : "");
@@ -81,18 +81,18 @@ int bench_step(const Args& args) {
       std::printf("communication in flight %.2f ms/step, of which %.2f ms exposed\n", sum.comm_s / steps * 1e3,
                   sum.exposed_comm_s / steps * 1e3);
     if (!gpu) {
-      std::printf("tokens/s %.1f | model FLOP/s %.1f GFLOP/s (6N+12LCT) | MFU n/a on CPU | peak memory %s (rank 0)\n",
+      std::printf("tokens/s %.1f | model FLOP/s %.1f GFLOP/s (6N+12LdT) | MFU n/a on CPU | peak memory %s (rank 0)\n",
                   tps, flops / 1e9, format_bytes(double(memory_stats(Device::cpu()).peak_bytes)).c_str());
       return 0;
     }
     const double tflops_per_gpu = flops / comm->size() / 1e12;
-    const std::optional<double> peak = peak_bf16_tflops(gpu->device_name());
+    const std::optional<double> peak = peak_bf16_tflops(runner.name());
     std::printf(
-        "tokens/s %.1f | model FLOP/s %.1f TFLOP/s per GPU (6N+12LCT) | MFU %s (of %s dense bf16 TFLOP/s) | peak "
+        "tokens/s %.1f | model FLOP/s %.1f TFLOP/s per GPU (6N+12LdT) | MFU %s (of %s dense bf16 TFLOP/s) | peak "
         "memory %s in tensors, %s in use on the device (rank 0)\n",
         tps, tflops_per_gpu, format_mfu(tflops_per_gpu, peak).c_str(), peak ? str(*peak).c_str() : "unknown",
-        format_bytes(double(memory_stats(trainer.device().device).peak_bytes)).c_str(),
-        format_bytes(double(gpu->device_bytes_in_use())).c_str());
+        format_bytes(double(memory_stats(runner.device().device).peak_bytes)).c_str(),
+        format_bytes(double(runner.bytes_in_use())).c_str());
     return 0;
   });
 }

@@ -18,9 +18,10 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/format.h"
-#include "core/gpt2.h"
+#include "core/model/model_desc.h"
 #include "launch/args.h"
 #include "launch/commands.h"
+#include "launch/train/auto_strategy.h"
 #include "parallel/strategy/planner.h"
 #include "parallel/topology/presets.h"
 #include "parallel/topology/topology_io.h"
@@ -199,10 +200,13 @@ int plan_main(const Args& args) {
                 "pass --config FILE (or --predict-collective OPS to price single collectives)");
   const config::Config cfg = load_config(config_path, p.get_all("--set"));
 
-  strategy::PlanOptions options;
-  if (p.has("--gpus")) {
-    options.ranks = int(p.get_int64_in("--gpus", 1, topo_ranks));
-  }
+  // A config with strategy "auto" is planned as `train` will: with the fields it forces and what its
+  // communicator can select (NCCL on GPU ranks), so both print the same pick.
+  const int ranks = p.has("--gpus") ? int(p.get_int64_in("--gpus", 1, topo_ranks)) : 0;
+  strategy::PlanOptions options = cfg.parallel().strategy() == "auto"
+                                      ? plan_options(cfg, ranks, cost::cluster_of(topo, ranks).has_gpus)
+                                      : strategy::PlanOptions{};
+  options.ranks = ranks;
   const std::string car = p.get("--compressed-all-reduce");
   if (car == "allgather")
     options.compressed_all_reduce = strategy::CompressedAllReduce::kAllGather;
@@ -213,15 +217,14 @@ int plan_main(const Args& args) {
     const double budget = p.get_double("--memory-budget");
     if (!(budget > 0)) throw Error(ErrorKind::kUsage, "--memory-budget must be > 0 (GB)", "--memory-budget");
     options.memory_budget_bytes = uint64_t(budget * 1e9);
-  } else if (cfg.train().memory_budget_bytes() > 0) {
+  } else if (cfg.train().memory_budget_bytes() > 0) {  // (plan_options has it already for strategy auto)
     options.memory_budget_bytes = cfg.train().memory_budget_bytes();
   }
 
-  const auto& m = cfg.model();
-  const GPT2Config model_cfg = GPT2Config::make(m.n_layer(), m.n_head(), m.n_embd(), m.vocab_size(), m.max_seq_len());
   const int accum = cfg.train().grad_accum_steps();
   const int64_t tokens = int64_t(cfg.train().batch_size()) * cfg.train().seq_len() * accum;
-  strategy::ModelSpec model = strategy::gpt2_model_spec(model_cfg, cfg.train().seq_len(), tokens, accum);
+  strategy::ModelSpec model =
+      strategy::model_spec(model_desc_from_config(cfg.model()), cfg.train().seq_len(), tokens, accum);
   if (p.has("--mfu")) {
     model.mfu = p.get_double("--mfu");
     if (!(model.mfu > 0 && model.mfu <= 1)) throw Error(ErrorKind::kUsage, "--mfu must be in (0, 1]", "--mfu");
@@ -303,9 +306,7 @@ int plan_main(const Args& args) {
     any_fallback = any_fallback || !c.runnable();
     ++shown;
   }
-  if (any_fallback)
-    std::printf(
-        "   * priced memory fallback: `topotrain train` runs ZeRO-3 flat on CPU ranks only (its CPU trainer)\n");
+  if (any_fallback) std::printf("   * priced for comparison: `topotrain train` runs ZeRO-3 flat only\n");
   if (shown < plan.candidates.size()) std::printf("   (%zu more; --top 0 shows all)\n", plan.candidates.size() - shown);
   std::printf("\n");
   if (pick)

@@ -9,7 +9,7 @@
 #include "launch/args.h"
 #include "launch/commands.h"
 #include "launch/sampler.h"
-#include "launch/trainer.h"
+#include "launch/train/trainer.h"
 
 namespace tt {
 
@@ -43,14 +43,16 @@ int sample_main(const Args& args) {
   const std::string path = resolve_checkpoint(p.get("--checkpoint"));
   CheckpointReader r(path);
   const config::Config cfg = parse_config_text(r.string("config"), path + " (section 'config')");
-  const auto& m = cfg.model();
-  const GPT2Config mc = GPT2Config::make(m.n_layer(), m.n_head(), m.n_embd(), m.vocab_size(), m.max_seq_len());
+  const ModelDesc desc = model_desc_from_config(cfg.model());
   const TextCodec codec = TextCodec::parse(r.string("tokenizer"));
   const std::string prompt = p.get("--prompt");
-  const int window = std::min<int>(mc.max_seq_len, int(prompt.size()) + n_tokens + 1);
-  GPT2 model(mc, 1, std::max(window, 1), /*hold_params=*/true, /*hold_grads=*/false);  // inference only
+  const int window = std::min<int>(desc.max_seq_len, int(prompt.size()) + n_tokens + 1);
+  ModelOptions mo;  // inference only, on the CPU
+  mo.max_seq = std::max(window, 1);
+  mo.hold_grads = false;
+  Model model(desc, mo);
   r.copy_to("params", model.params().raw(), model.params().nbytes());
-  log_info("loaded ", path, " | GPT-2 ", mc.str(), " | ", codec.describe());
+  log_info("loaded ", path, " | ", desc.str(), " | ", codec.describe());
 
   SampleSettings s;
   s.max_new_tokens = n_tokens;

@@ -33,9 +33,9 @@ int draw(const float* logits, int V, const SampleSettings& s, Rng& rng) {
 }
 }  // namespace
 
-std::vector<int32_t> sample_tokens(GPT2& model, std::vector<int32_t> ids, const SampleSettings& s) {
+std::vector<int32_t> sample_tokens(Model& model, std::vector<int32_t> ids, const SampleSettings& s) {
   TT_ASSERT(!ids.empty(), "sampling needs at least one prompt token");
-  const int V = model.config().vocab_size, Vp = model.config().padded_vocab_size;
+  const int V = model.desc().vocab_size;
   const int window = model.max_seq();
   Rng rng(s.seed);
   std::vector<int32_t> produced;
@@ -43,19 +43,19 @@ std::vector<int32_t> sample_tokens(GPT2& model, std::vector<int32_t> ids, const 
     const int T = std::min<int>(int(ids.size()), window);
     const int32_t* ctx = ids.data() + ids.size() - size_t(T);
     model.forward(ctx, nullptr, 1, T);
-    const int next = draw(model.logits() + int64_t(T - 1) * Vp, V, s, rng);
+    const int next = draw(model.logits_at(0, T - 1).data(), V, s, rng);
     ids.push_back(next);
     produced.push_back(next);
   }
   return produced;
 }
 
-std::string generate_text(GPT2& model, const TextCodec& codec, const std::string& prompt, const SampleSettings& s) {
+std::string generate_text(Model& model, const TextCodec& codec, const std::string& prompt, const SampleSettings& s) {
   std::vector<int32_t> ids = prompt.empty() ? std::vector<int32_t>{0} : codec.encode(prompt);
   for (int32_t id : ids)
-    if (id < 0 || id >= model.config().vocab_size)
+    if (id < 0 || id >= model.desc().vocab_size)
       throw Error(ErrorKind::kData,
-                  str("prompt token id ", id, " is outside the vocabulary [0, ", model.config().vocab_size, ")"),
+                  str("prompt token id ", id, " is outside the vocabulary [0, ", model.desc().vocab_size, ")"),
                   "--prompt", "use ids the model was trained on");
   const std::vector<int32_t> produced = sample_tokens(model, ids, s);
   std::vector<int32_t> all = prompt.empty() ? std::vector<int32_t>{} : ids;

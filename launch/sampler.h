@@ -1,4 +1,4 @@
-// Autoregressive sampling from a GPT-2: temperature, top-k, seeded. Shared by `topotrain sample` and
+// Autoregressive sampling from a model: temperature, top-k, seeded. Shared by `topotrain sample` and
 // the end-of-training sample. Each new token re-runs the model over the last max_seq tokens (no KV
 // cache: sampling is a demo path, training is the product).
 #pragma once
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gpt2.h"
+#include "core/model/model.h"
 #include "data/text_codec.h"
 
 namespace tt {
@@ -21,10 +21,10 @@ struct SampleSettings {
 };
 
 // Appends up to max_new_tokens ids to `ids` and returns the new ones. ids must be non-empty.
-std::vector<int32_t> sample_tokens(GPT2& model, std::vector<int32_t> ids, const SampleSettings& s);
+std::vector<int32_t> sample_tokens(Model& model, std::vector<int32_t> ids, const SampleSettings& s);
 
 // Encodes the prompt (an empty prompt starts from token 0), samples, returns the prompt plus the
 // continuation as text.
-std::string generate_text(GPT2& model, const TextCodec& codec, const std::string& prompt, const SampleSettings& s);
+std::string generate_text(Model& model, const TextCodec& codec, const std::string& prompt, const SampleSettings& s);
 
 }  // namespace tt

@@ -1,4 +1,5 @@
-// `topotrain simulate --model NAME --preset NAME --gpus 1,2,4,... [--tokens-per-gpu N] [--out DIR]`:
+// `topotrain simulate (--model NAME | --config F) --preset NAME --gpus 1,2,4,... [--tokens-per-gpu N]
+// [--out DIR]`:
 // the scaling simulator (parallel/sim/scaling.h) as a table, DIR/scaling.csv and DIR/scaling.png
 // (gnuplot; the PNG is skipped with a warning when gnuplot is missing, the CSV is always written).
 #include <cstdio>
@@ -7,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/model/model_desc.h"
 #include "launch/args.h"
 #include "launch/commands.h"
 #include "parallel/sim/scaling.h"
@@ -45,7 +48,8 @@ int simulate_main(const Args& args) {
   ArgParser p("topotrain simulate",
               "Predicted step time, tokens/s, exposed communication and scaling efficiency per strategy family "
               "as GPUs are added (weak scaling: fixed tokens per GPU).");
-  p.option("--model", "NAME", "gpt2-124m, gpt2-350m or llama-7b", "", true)
+  p.option("--model", "NAME", "gpt2-124m, gpt2-350m, llama2-7b (llama-7b), llama3-8b or mistral-7b")
+      .option("--config", "FILE", "the model of a run config instead (examples/llama-7b.pbtxt), at its seq_len")
       .option("--preset", "NAME", "topology preset (more GPUs than it has replicate its nodes)")
       .option("--topology", "FILE", "topology file instead of a preset")
       .option("--gpus", "LIST", "GPU counts", "1,2,4,8,16,32,64")
@@ -62,8 +66,18 @@ int simulate_main(const Args& args) {
   const topology::Topology topo =
       has_preset ? topology::preset_topology(p.get("--preset")) : topology::load_topology(p.get("--topology"));
   const std::vector<int> gpus = parse_gpu_list(p.get("--gpus"));
-  strategy::ModelSpec model =
-      strategy::model_preset(p.get("--model"), p.get_int64_in("--tokens-per-gpu", 1, int64_t(1) << 40));
+  const int64_t tokens = p.get_int64_in("--tokens-per-gpu", 1, int64_t(1) << 40);
+  if (p.get("--model").empty() == p.get("--config").empty())
+    throw Error(ErrorKind::kUsage, p.get("--model").empty() ? "no model given" : "--model and --config both given",
+                "topotrain simulate", "pass --model NAME or --config FILE");
+  strategy::ModelSpec model;
+  if (!p.get("--model").empty()) {
+    model = strategy::preset_model_spec(p.get("--model"), tokens);
+  } else {  // the description the trainer builds from this config
+    const config::Config cfg = load_config(p.get("--config"), {});
+    model = strategy::model_spec(model_desc_from_config(cfg.model()), cfg.train().seq_len(), tokens);
+    model.name = p.get("--config");
+  }
   if (p.has("--mfu")) {
     model.mfu = p.get_double("--mfu");
     if (!(model.mfu > 0 && model.mfu <= 1)) throw Error(ErrorKind::kUsage, "--mfu must be in (0, 1]", "--mfu");

@@ -6,11 +6,11 @@
 #include "data/shard.h"
 #include "data/synth.h"
 #include "launch/args.h"
-#include "launch/auto_strategy.h"
 #include "launch/commands.h"
-#include "launch/process_group.h"
 #include "launch/sampler.h"
-#include "launch/trainer.h"
+#include "launch/train/auto_strategy.h"
+#include "launch/train/process_group.h"
+#include "launch/train/trainer.h"
 
 namespace tt {
 
@@ -45,7 +45,7 @@ int train_main(const Args& args) {
     Trainer trainer(cfg, p.get("--config"), *comm);
     const TrainSummary s = trainer.train(p.get_flag("--resume"));
     const bool sample = cfg.train().sample_at_end() && !s.interrupted;
-    GPT2* sampler = sample ? trainer.host_model() : nullptr;  // every rank: collective with ZeRO-3
+    Model* sampler = sample ? trainer.host_model() : nullptr;  // every rank: collective with ZeRO-3
     if (comm->rank() != 0) return s.interrupted ? 130 : 0;
     std::printf("final train loss %.4f", s.final_train_loss);
     if (s.final_val_loss >= 0) std::printf(" | val loss %.4f", s.final_val_loss);

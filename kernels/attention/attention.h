@@ -1,24 +1,38 @@
-// Causal multi-head self-attention (GPT-2), scale 1/sqrt(head_size), on a fused qkv activation.
-// Layout: qkv[B,T,3C] — for token (b,t) the row holds q (C values), then k (C), then v (C); head h
-// uses columns h*hs .. (h+1)*hs-1 of each part, hs = C/NH. out[B,T,C] concatenates the heads.
+// Causal self-attention with grouped key/value heads (multi-head, GQA, multi-query), scale
+// 1/sqrt(head_dim), on a fused qkv activation.
+// Layout (AttentionShape): qkv[B,T,(NH + 2·NKV)·HD] — for token (b,t) the row holds the NH query heads
+// (NH·HD values), then the NKV key heads, then the NKV value heads, HD values each; query head h reads
+// key/value head h / (NH / NKV). out[B,T,NH·HD] concatenates the query heads' outputs. GPT-2 is
+// NKV = NH, HD = C / NH (the row is q | k | v of C values each).
 // Design: forward stores the softmax probabilities att[B,NH,T,T] (zeros above the diagonal) so
 // backward is a direct chain rule without recomputation; this is the simple reference, the
 // memory-lean flash variant belongs to the CUDA side. Backward accumulates (+=) into dqkv
-// (nullptr: nothing to do). Per-thread scratch is O(T); work is split over (b, h) pairs so every
-// gradient element is summed in a fixed order (deterministic for any thread count).
+// (nullptr: nothing to do); a key/value head's gradient sums over the query heads of its group in
+// head order. Per-thread scratch is O(T); work is split over (b, kv head) pairs so every gradient
+// element is summed in a fixed order (deterministic for any thread count).
 #pragma once
 
 namespace tt::kernels {
 
-void attention_forward_cpu(float* out, float* att, const float* qkv, int B, int T, int C, int NH);
+struct AttentionShape {
+  int B = 1, T = 1;  // batch, sequence length
+  int NH = 1;        // query heads
+  int NKV = 1;       // key/value heads, dividing NH
+  int HD = 1;        // head size
+  int q_dim() const { return NH * HD; }
+  int qkv_dim() const { return (NH + 2 * NKV) * HD; }
+};
 
-void attention_backward_cpu(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C,
-                            int NH);
+void attention_forward_cpu(float* out, float* att, const float* qkv, const AttentionShape& s);
+
+void attention_backward_cpu(float* dqkv, const float* dout, const float* qkv, const float* att,
+                            const AttentionShape& s);
 
 }  // namespace tt::kernels
 
 // ---- CUDA (attention.cu) -----------------------------------------------------------------------
-// Causal attention on the GPU, two implementations behind one set of entry points:
+// Causal attention on the GPU (same layouts and AttentionShape), two implementations behind one set of
+// entry points:
 //  * cuDNN's fused SDPA (flash attention on tensor cores, attention_cudnn.{h,cpp}) for bf16, when
 //    the build has the cuDNN frontend and cuDNN accepts the call (device, head size, alignment);
 //  * an own flash-style fused kernel (below), the fallback for everything else and for fp32.
@@ -34,10 +48,13 @@ void attention_backward_cpu(float* dqkv, const float* dout, const float* qkv, co
 // another owns a Q tile (dq), so every gradient element is summed by one thread in a fixed order:
 // deterministic, no atomics. cuDNN's backward runs its deterministic algorithm too.
 // Backward accumulates (+=) into dqkv (nullptr: nothing to do), like the CPU version, on both paths.
-// qkv/out/dout/dqkv are float or __nv_bfloat16 (fp32 math); any T >= 1; the flash kernel needs head
-// size C/NH of 32, 64 or 128 (compile-time tiles; anything else throws a kConfig error), cuDNN a
-// multiple of 8. Asynchronous on `stream`; the flash backward uses the kRowStats scratch slot for D,
-// the cuDNN path kRowStats (workspace) and kEpilogue (gradient staging).
+// qkv/out/dout/dqkv are float or __nv_bfloat16 (fp32 math); any T >= 1; the flash kernel needs a head
+// size of 32, 64 or 128 (compile-time tiles; anything else throws a kConfig error), cuDNN a multiple
+// of 8. Grouped key/value heads: the flash backward's K/V-tile kernel sums dk, dv over the query
+// heads of the group in head order (deterministic); cuDNN takes NKV < NH through its own GQA
+// support when it accepts the call, else the flash kernel runs. Asynchronous on `stream`; the flash
+// backward uses the kRowStats scratch slot for D, the cuDNN path kRowStats (workspace) and kEpilogue
+// (gradient staging).
 #if TOPOTRAIN_HAVE_CUDA
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -46,16 +63,15 @@ void attention_backward_cpu(float* dqkv, const float* dout, const float* qkv, co
 
 namespace tt::kernels {
 
-// out[B,T,C], lse[B,NH,T] (natural-log logsumexp of the scaled scores of each query row).
-void attention_forward_cuda(float* out, float* lse, const float* qkv, int B, int T, int C, int NH,
-                            cudaStream_t stream = 0);
-void attention_forward_cuda(__nv_bfloat16* out, float* lse, const __nv_bfloat16* qkv, int B, int T, int C, int NH,
+// out[B,T,NH·HD], lse[B,NH,T] (natural-log logsumexp of the scaled scores of each query row).
+void attention_forward_cuda(float* out, float* lse, const float* qkv, const AttentionShape& s, cudaStream_t stream = 0);
+void attention_forward_cuda(__nv_bfloat16* out, float* lse, const __nv_bfloat16* qkv, const AttentionShape& s,
                             cudaStream_t stream = 0);
 
 void attention_backward_cuda(float* dqkv, const float* dout, const float* qkv, const float* out, const float* lse,
-                             int B, int T, int C, int NH, cudaStream_t stream = 0);
+                             const AttentionShape& s, cudaStream_t stream = 0);
 void attention_backward_cuda(__nv_bfloat16* dqkv, const __nv_bfloat16* dout, const __nv_bfloat16* qkv,
-                             const __nv_bfloat16* out, const float* lse, int B, int T, int C, int NH,
+                             const __nv_bfloat16* out, const float* lse, const AttentionShape& s,
                              cudaStream_t stream = 0);
 
 // ---- which implementation runs (bf16; fp32 always takes the flash kernel) ----------------------

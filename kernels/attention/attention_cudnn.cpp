@@ -45,8 +45,8 @@ namespace fe = cudnn_frontend;
 enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kdO, kdQ, kdK, kdV };
 enum class Pass : int { kForward = 0, kBackward = 1 };
 
-// (device, pass, B, T, NH, HS, io dtype): one built graph, or the reason cuDNN refused the shape.
-using Key = std::tuple<int, Pass, int, int, int, int, fe::DataType_t>;
+// (device, pass, B, T, NH, NKV, HD, io dtype): one built graph, or the reason cuDNN refused the shape.
+using Key = std::tuple<int, Pass, int, int, int, int, int, fe::DataType_t>;
 struct Plan {
   std::shared_ptr<fe::graph::Graph> graph;  // null: refused
   int64_t workspace = 0;
@@ -89,9 +89,21 @@ cudnnHandle_t handle_for(State& st, int device, std::string* why) {
   return h;
 }
 
-// Strides of the packed layouts, as dims {B, NH, T, HS}.
-std::vector<int64_t> qkv_strides(int64_t T, int64_t C, int64_t HS) { return {T * 3 * C, HS, 3 * C, 1}; }
-std::vector<int64_t> out_strides(int64_t T, int64_t C, int64_t HS) { return {T * C, HS, C, 1}; }
+// Strides of the packed layouts, as dims {B, heads, T, HD}: a qkv row is qkv_dim wide, an out row
+// q_dim; the head stride is HD in both.
+std::vector<int64_t> qkv_strides(const AttentionShape& s) {
+  const int64_t D = s.qkv_dim();
+  return {s.T * D, s.HD, D, 1};
+}
+std::vector<int64_t> out_strides(const AttentionShape& s) {
+  const int64_t C = s.q_dim();
+  return {s.T * C, s.HD, C, 1};
+}
+std::vector<int64_t> q_dims(const AttentionShape& s) { return {s.B, s.NH, s.T, s.HD}; }
+std::vector<int64_t> kv_dims(const AttentionShape& s) { return {s.B, s.NKV, s.T, s.HD}; }
+std::vector<int64_t> stats_dims(const AttentionShape& s) { return {s.B, s.NH, s.T, 1}; }
+std::vector<int64_t> stats_strides(const AttentionShape& s) { return {int64_t{s.NH} * s.T, s.T, 1, 1}; }
+float attn_scale(const AttentionShape& s) { return 1.0f / std::sqrt(static_cast<float>(s.HD)); }
 
 std::shared_ptr<fe::graph::Graph> new_graph() {
   auto g = std::make_shared<fe::graph::Graph>();
@@ -112,115 +124,111 @@ std::shared_ptr<fe::graph::Tensor_attributes> input(fe::graph::Graph& g, const c
                       .set_data_type(type));
 }
 
-// Q, K and V: [B, NH, T, HS] views into the interleaved [B, T, 3C] qkv buffer.
-std::array<std::shared_ptr<fe::graph::Tensor_attributes>, 3> qkv_inputs(fe::graph::Graph& g,
-                                                                        const std::vector<int64_t>& dim, int64_t T,
-                                                                        int64_t C, int64_t HS) {
-  return {input(g, "Q", kQ, dim, qkv_strides(T, C, HS)), input(g, "K", kK, dim, qkv_strides(T, C, HS)),
-          input(g, "V", kV, dim, qkv_strides(T, C, HS))};
+// Q [B, NH, T, HD], K and V [B, NKV, T, HD]: views into the packed qkv buffer (NKV < NH is cuDNN's
+// grouped-query attention, selected by the head counts alone).
+std::array<std::shared_ptr<fe::graph::Tensor_attributes>, 3> qkv_inputs(fe::graph::Graph& g, const AttentionShape& s) {
+  return {input(g, "Q", kQ, q_dims(s), qkv_strides(s)), input(g, "K", kK, kv_dims(s), qkv_strides(s)),
+          input(g, "V", kV, kv_dims(s), qkv_strides(s))};
 }
 
-std::shared_ptr<fe::graph::Graph> forward_graph(int64_t B, int64_t T, int64_t NH, int64_t HS) {
-  const int64_t C = NH * HS;
+std::shared_ptr<fe::graph::Graph> forward_graph(const AttentionShape& s) {
   auto g = new_graph();
-  const std::vector<int64_t> dim{B, NH, T, HS};
-  auto [Q, K, V] = qkv_inputs(*g, dim, T, C, HS);
-  auto attrs = fe::graph::SDPA_attributes()
-                   .set_name("causal_sdpa")
-                   .set_causal_mask(true)
-                   .set_attn_scale(1.0f / std::sqrt(static_cast<float>(HS)));
+  auto [Q, K, V] = qkv_inputs(*g, s);
+  auto attrs = fe::graph::SDPA_attributes().set_name("causal_sdpa").set_causal_mask(true).set_attn_scale(attn_scale(s));
   TT_SDPA_GENERATE_STATS(attrs);
   auto [O, Stats] = g->sdpa(Q, K, V, attrs);
-  O->set_output(true).set_uid(kO).set_dim(dim).set_stride(out_strides(T, C, HS));
+  O->set_output(true).set_uid(kO).set_dim(q_dims(s)).set_stride(out_strides(s));
   Stats->set_output(true)
       .set_uid(kStats)
       .set_data_type(fe::DataType_t::FLOAT)
-      .set_dim({B, NH, T, 1})
-      .set_stride({NH * T, T, 1, 1});
+      .set_dim(stats_dims(s))
+      .set_stride(stats_strides(s));
   return g;
 }
 
-std::shared_ptr<fe::graph::Graph> backward_graph(int64_t B, int64_t T, int64_t NH, int64_t HS) {
-  const int64_t C = NH * HS;
+std::shared_ptr<fe::graph::Graph> backward_graph(const AttentionShape& s) {
   auto g = new_graph();
-  const std::vector<int64_t> dim{B, NH, T, HS};
-  auto [Q, K, V] = qkv_inputs(*g, dim, T, C, HS);
-  auto O = input(*g, "O", kO, dim, out_strides(T, C, HS));
-  auto dO = input(*g, "dO", kdO, dim, out_strides(T, C, HS));
-  auto Stats = input(*g, "Stats", kStats, {B, NH, T, 1}, {NH * T, T, 1, 1}, fe::DataType_t::FLOAT);
+  auto [Q, K, V] = qkv_inputs(*g, s);
+  auto O = input(*g, "O", kO, q_dims(s), out_strides(s));
+  auto dO = input(*g, "dO", kdO, q_dims(s), out_strides(s));
+  auto Stats = input(*g, "Stats", kStats, stats_dims(s), stats_strides(s), fe::DataType_t::FLOAT);
   auto attrs = fe::graph::SDPA_backward_attributes()
                    .set_name("causal_sdpa_backward")
                    .set_causal_mask(true)
-                   .set_attn_scale(1.0f / std::sqrt(static_cast<float>(HS)))
+                   .set_attn_scale(attn_scale(s))
                    .set_deterministic_algorithm(true);
   auto [dQ, dK, dV] = g->sdpa_backward(Q, K, V, O, dO, Stats, attrs);
-  dQ->set_output(true).set_uid(kdQ).set_dim(dim).set_stride(qkv_strides(T, C, HS));
-  dK->set_output(true).set_uid(kdK).set_dim(dim).set_stride(qkv_strides(T, C, HS));
-  dV->set_output(true).set_uid(kdV).set_dim(dim).set_stride(qkv_strides(T, C, HS));
+  dQ->set_output(true).set_uid(kdQ).set_dim(q_dims(s)).set_stride(qkv_strides(s));
+  dK->set_output(true).set_uid(kdK).set_dim(kv_dims(s)).set_stride(qkv_strides(s));
+  dV->set_output(true).set_uid(kdV).set_dim(kv_dims(s)).set_stride(qkv_strides(s));
   return g;
 }
 
-std::string shape_label(Pass pass, int B, int T, int NH, int HS) {
-  return str("cuDNN SDPA ", pass == Pass::kForward ? "forward" : "backward", " (bf16, B=", B, " T=", T, " NH=", NH,
-             " HS=", HS, ")");
+std::string shape_label(Pass pass, const AttentionShape& s) {
+  return str("cuDNN SDPA ", pass == Pass::kForward ? "forward" : "backward", " (bf16, B=", s.B, " T=", s.T,
+             " NH=", s.NH, " NKV=", s.NKV, " HD=", s.HD, ")");
 }
 
 // The cached plan for this call's key, building it on first use. Holds state().mu.
-Plan& plan_for(State& st, cudnnHandle_t handle, int device, Pass pass, int B, int T, int NH, int HS) {
-  const Key key{device, pass, B, T, NH, HS, fe::DataType_t::BFLOAT16};
+Plan& plan_for(State& st, cudnnHandle_t handle, int device, Pass pass, const AttentionShape& s) {
+  const Key key{device, pass, s.B, s.T, s.NH, s.NKV, s.HD, fe::DataType_t::BFLOAT16};
   if (auto it = st.plans.find(key); it != st.plans.end()) return it->second;
   Plan plan;
   try {
-    auto g = pass == Pass::kForward ? forward_graph(B, T, NH, HS) : backward_graph(B, T, NH, HS);
-    if (auto s = g->build(handle, {fe::HeurMode_t::A}); s.is_bad()) {
-      plan.refused = str(shape_label(pass, B, T, NH, HS), " is not supported here: ", message(s));
+    auto g = pass == Pass::kForward ? forward_graph(s) : backward_graph(s);
+    if (auto b = g->build(handle, {fe::HeurMode_t::A}); b.is_bad()) {
+      plan.refused = str(shape_label(pass, s), " is not supported here: ", message(b));
     } else if (auto w = g->get_workspace_size(plan.workspace); w.is_bad()) {
-      plan.refused = str(shape_label(pass, B, T, NH, HS), ": workspace query failed: ", message(w));
+      plan.refused = str(shape_label(pass, s), ": workspace query failed: ", message(w));
     } else {
       plan.graph = std::move(g);
     }
   } catch (const std::exception& e) {  // the frontend throws on a few paths (e.g. no implementation)
-    plan.refused = str(shape_label(pass, B, T, NH, HS), " could not be built: ", e.what());
+    plan.refused = str(shape_label(pass, s), " could not be built: ", e.what());
   }
   return st.plans.emplace(key, std::move(plan)).first->second;
 }
+
+// Element offsets of the K and V parts within a packed qkv row.
+int64_t k_offset(const AttentionShape& s) { return s.q_dim(); }
+int64_t v_offset(const AttentionShape& s) { return static_cast<int64_t>(s.NH + s.NKV) * s.HD; }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // Shared by forward and backward: validation, plan lookup, execution. `pointers` maps uids to the
 // call's device pointers; backward passes `accumulate` (the caller's dqkv): cuDNN then writes dq, dk,
 // dv into a staging buffer (kEpilogue scratch slot) that is added to it afterwards.
-bool run(Pass pass, int B, int T, int C, int NH, cudaStream_t stream, std::unordered_map<int64_t, void*> pointers,
+bool run(Pass pass, const AttentionShape& s, cudaStream_t stream, std::unordered_map<int64_t, void*> pointers,
          __nv_bfloat16* accumulate, std::string* why) {
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  const int HS = C / NH;
-  if (HS % 8 != 0 || HS > 256)
-    return refuse(str("cuDNN SDPA needs a head size that is a multiple of 8 and at most 256, not ", HS), why);
+  if (s.HD % 8 != 0 || s.HD > 256)
+    return refuse(str("cuDNN SDPA needs a head size that is a multiple of 8 and at most 256, not ", s.HD), why);
+  if (s.NKV <= 0 || s.NH % s.NKV != 0) return refuse(str(shape_label(pass, s), ": NKV must divide NH"), why);
   for (const auto& [uid, p] : pointers)
-    if (!aligned16(p)) return refuse(str(shape_label(pass, B, T, NH, HS), ": a tensor is not 16-byte aligned"), why);
+    if (!aligned16(p)) return refuse(str(shape_label(pass, s), ": a tensor is not 16-byte aligned"), why);
   int device = 0;
   TT_CUDA_CHECK(cudaGetDevice(&device));
   std::string reason;
   cudnnHandle_t handle = handle_for(st, device, &reason);
   if (handle == nullptr) return refuse(reason, why);
-  Plan& plan = plan_for(st, handle, device, pass, B, T, NH, HS);
+  Plan& plan = plan_for(st, handle, device, pass, s);
   if (!plan.graph) return refuse(plan.refused, why);
 
   // Scratch (may throw kMemory: a real error, not a refusal). Slots never alias each other.
   void* workspace = nullptr;
   if (plan.workspace > 0)
     workspace = cuda::cuda_scratch(cuda::ScratchSlot::kRowStats, static_cast<size_t>(plan.workspace), stream);
-  const int64_t n = static_cast<int64_t>(B) * T * 3 * C;
+  const int64_t n = static_cast<int64_t>(s.B) * s.T * s.qkv_dim();
   __nv_bfloat16* staged = nullptr;
   if (accumulate != nullptr) {
     staged = cuda::cuda_scratch_as<__nv_bfloat16>(cuda::ScratchSlot::kEpilogue, static_cast<size_t>(n), stream);
     pointers[kdQ] = staged;
-    pointers[kdK] = staged + C;
-    pointers[kdV] = staged + 2 * C;
+    pointers[kdK] = staged + k_offset(s);
+    pointers[kdV] = staged + v_offset(s);
   }
-  if (const cudnnStatus_t s = cudnnSetStream(handle, stream); s != CUDNN_STATUS_SUCCESS)
-    return refuse(str("cudnnSetStream failed: ", cudnnGetErrorString(s)), why);
+  if (const cudnnStatus_t set = cudnnSetStream(handle, stream); set != CUDNN_STATUS_SUCCESS)
+    return refuse(str("cudnnSetStream failed: ", cudnnGetErrorString(set)), why);
   fe::error_t status;
   try {
     status = plan.graph->execute(handle, pointers, workspace);
@@ -229,7 +237,7 @@ bool run(Pass pass, int B, int T, int C, int NH, cudaStream_t stream, std::unord
   }
   if (status.is_bad()) {
     // Not retried: the shape takes the fallback from now on.
-    plan.refused = str(shape_label(pass, B, T, NH, HS), " failed to execute: ", message(status));
+    plan.refused = str(shape_label(pass, s), " failed to execute: ", message(status));
     plan.graph.reset();
     return refuse(plan.refused, why);
   }
@@ -253,18 +261,19 @@ std::string version_string() {
              CUDNN_FRONTEND_MINOR_VERSION, ".", CUDNN_FRONTEND_PATCH_VERSION);
 }
 
-bool forward(__nv_bfloat16* out, float* lse, const __nv_bfloat16* qkv, int B, int T, int C, int NH, cudaStream_t stream,
+bool forward(__nv_bfloat16* out, float* lse, const __nv_bfloat16* qkv, const AttentionShape& s, cudaStream_t stream,
              std::string* why) {
-  return run(Pass::kForward, B, T, C, NH, stream,
-             {{kQ, mut(qkv)}, {kK, mut(qkv + C)}, {kV, mut(qkv + 2 * C)}, {kO, out}, {kStats, lse}}, nullptr, why);
+  return run(Pass::kForward, s, stream,
+             {{kQ, mut(qkv)}, {kK, mut(qkv + k_offset(s))}, {kV, mut(qkv + v_offset(s))}, {kO, out}, {kStats, lse}},
+             nullptr, why);
 }
 
 bool backward(__nv_bfloat16* dqkv, const __nv_bfloat16* dout, const __nv_bfloat16* qkv, const __nv_bfloat16* out,
-              const float* lse, int B, int T, int C, int NH, cudaStream_t stream, std::string* why) {
-  return run(Pass::kBackward, B, T, C, NH, stream,
+              const float* lse, const AttentionShape& s, cudaStream_t stream, std::string* why) {
+  return run(Pass::kBackward, s, stream,
              {{kQ, mut(qkv)},
-              {kK, mut(qkv + C)},
-              {kV, mut(qkv + 2 * C)},
+              {kK, mut(qkv + k_offset(s))},
+              {kV, mut(qkv + v_offset(s))},
               {kO, mut(out)},
               {kdO, mut(dout)},
               {kStats, mut(lse)}},
@@ -286,11 +295,11 @@ bool not_compiled(std::string* why) {
 
 bool compiled() { return false; }
 std::string version_string() { return "the cuDNN frontend was not found at configure time"; }
-bool forward(__nv_bfloat16*, float*, const __nv_bfloat16*, int, int, int, int, cudaStream_t, std::string* why) {
+bool forward(__nv_bfloat16*, float*, const __nv_bfloat16*, const AttentionShape&, cudaStream_t, std::string* why) {
   return not_compiled(why);
 }
-bool backward(__nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, const float*, int, int,
-              int, int, cudaStream_t, std::string* why) {
+bool backward(__nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, const float*,
+              const AttentionShape&, cudaStream_t, std::string* why) {
   return not_compiled(why);
 }
 

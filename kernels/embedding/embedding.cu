@@ -24,8 +24,8 @@ __global__ void embedding_forward_kernel(S* out, const int32_t* tokens, const S*
     const int64_t row = i / C;
     const int c = static_cast<int>(i - row * C);
     const int t = static_cast<int>(row % T);
-    out[i] = from_f32<S>(to_f32(wte[static_cast<int64_t>(tokens[row]) * C + c]) +
-                         to_f32(wpe[static_cast<int64_t>(t) * C + c]));
+    const S token = wte[static_cast<int64_t>(tokens[row]) * C + c];
+    out[i] = wpe == nullptr ? token : from_f32<S>(to_f32(token) + to_f32(wpe[static_cast<int64_t>(t) * C + c]));
   }
 }
 

@@ -1,4 +1,5 @@
-// Token + position embedding (GPT-2): out[b,t,:] = wte[tokens[b,t], :] + wpe[t, :].
+// Token (+ learned position) embedding: out[b,t,:] = wte[tokens[b,t], :] (+ wpe[t, :]: GPT-2; wpe is
+// nullptr for models without a position table, e.g. RoPE models).
 // Shapes: tokens int32 [B,T], wte [Vp,C], wpe [maxT,C] (T <= maxT), out [B,T,C].
 // Design: backward scatters into dwte with repeated tokens, so it is parallelised over channel
 // chunks (each thread owns a column range and walks all tokens in order) rather than over tokens:

@@ -1,4 +1,4 @@
-// CPU reference for token + position embedding. Forward: rows in parallel. Backward: dwpe in
+// CPU reference for token (+ position) embedding. Forward: rows in parallel. Backward: dwpe in
 // parallel over positions (batch summed in order), dwte over column chunks walking all tokens in
 // order (see column_chunks.h), so repeated tokens accumulate deterministically.
 #include <algorithm>
@@ -18,8 +18,12 @@ void embedding_forward_cpu(float* out, const int32_t* tokens, const float* wte, 
   for (int64_t r = 0; r < rows; ++r) {
     const int t = static_cast<int>(r % T);
     const float* te = wte + static_cast<int64_t>(tokens[r]) * C;
-    const float* pe = wpe + static_cast<int64_t>(t) * C;
     float* o = out + r * C;
+    if (wpe == nullptr) {
+      std::copy(te, te + C, o);
+      continue;
+    }
+    const float* pe = wpe + static_cast<int64_t>(t) * C;
 #pragma omp simd
     for (int i = 0; i < C; ++i) o[i] = te[i] + pe[i];
   }

@@ -25,7 +25,7 @@ constexpr int kWarpsPerBlock = 8;
 template <typename T>
 __global__ void layernorm_forward_kernel(T* __restrict__ out, float* __restrict__ mean, float* __restrict__ rstd,
                                          T* residual, const T* inp1, const T* inp2, const T* __restrict__ weight,
-                                         const T* __restrict__ bias, int N, int C) {
+                                         const T* __restrict__ bias, int N, int C, float eps) {
   const int lane = threadIdx.x % 32;
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   if (row >= N) return;  // warp-uniform
@@ -50,7 +50,7 @@ __global__ void layernorm_forward_kernel(T* __restrict__ out, float* __restrict_
     const float d = to_f32(x[i]) - m;
     var += d * d;
   }
-  const float s = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(C) + kLayerNormEps);
+  const float s = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(C) + eps);
   T* o = out + off;
   for (int i = lane; i < C; i += 32) o[i] = from_f32<T>((to_f32(x[i]) - m) * s * to_f32(weight[i]) + to_f32(bias[i]));
   if (lane == 0) {
@@ -102,11 +102,11 @@ struct WeightGradValue {  // dy * normalised x
 
 template <typename T>
 void forward_impl(T* out, float* mean, float* rstd, T* residual, const T* inp1, const T* inp2, const T* weight,
-                  const T* bias, int N, int C, cudaStream_t stream) {
+                  const T* bias, int N, int C, float eps, cudaStream_t stream) {
   if (N <= 0 || C <= 0) return;
   const unsigned blocks = static_cast<unsigned>(cuda::ceil_div(N, kWarpsPerBlock));
   layernorm_forward_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(out, mean, rstd, residual, inp1, inp2, weight,
-                                                                       bias, N, C);
+                                                                       bias, N, C, eps);
   TT_CUDA_LAUNCH_CHECK();
 }
 
@@ -137,22 +137,22 @@ void backward_impl(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, c
 }  // namespace
 
 void layernorm_forward_cuda(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                            const float* bias, int N, int C, cudaStream_t stream) {
-  forward_impl<float>(out, mean, rstd, nullptr, inp, nullptr, weight, bias, N, C, stream);
+                            const float* bias, int N, int C, float eps, cudaStream_t stream) {
+  forward_impl<float>(out, mean, rstd, nullptr, inp, nullptr, weight, bias, N, C, eps, stream);
 }
 void layernorm_forward_cuda(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* weight, const bf16* bias,
-                            int N, int C, cudaStream_t stream) {
-  forward_impl<bf16>(out, mean, rstd, nullptr, inp, nullptr, weight, bias, N, C, stream);
+                            int N, int C, float eps, cudaStream_t stream) {
+  forward_impl<bf16>(out, mean, rstd, nullptr, inp, nullptr, weight, bias, N, C, eps, stream);
 }
 void fused_residual_layernorm_forward_cuda(float* residual, float* out, float* mean, float* rstd, const float* inp1,
                                            const float* inp2, const float* weight, const float* bias, int N, int C,
-                                           cudaStream_t stream) {
-  forward_impl<float>(out, mean, rstd, residual, inp1, inp2, weight, bias, N, C, stream);
+                                           float eps, cudaStream_t stream) {
+  forward_impl<float>(out, mean, rstd, residual, inp1, inp2, weight, bias, N, C, eps, stream);
 }
 void fused_residual_layernorm_forward_cuda(bf16* residual, bf16* out, float* mean, float* rstd, const bf16* inp1,
                                            const bf16* inp2, const bf16* weight, const bf16* bias, int N, int C,
-                                           cudaStream_t stream) {
-  forward_impl<bf16>(out, mean, rstd, residual, inp1, inp2, weight, bias, N, C, stream);
+                                           float eps, cudaStream_t stream) {
+  forward_impl<bf16>(out, mean, rstd, residual, inp1, inp2, weight, bias, N, C, eps, stream);
 }
 void layernorm_backward_cuda(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                              const float* weight, const float* mean, const float* rstd, int N, int C,

@@ -1,4 +1,5 @@
-// LayerNorm over the last dimension, as in GPT-2: eps = 1e-5, biased variance, affine weight/bias.
+// LayerNorm over the last dimension, as in GPT-2: biased variance, affine weight/bias, epsilon given
+// (GPT-2 and most models: kLayerNormEps = 1e-5).
 // Design: forward saves per-row mean and reciprocal std (N floats each) so backward needs no
 // recomputation of the statistics. Backward accumulates (+=) into dinp, dweight, dbias (each may be
 // nullptr). The parameter gradients reduce over rows; that reduction runs over channel chunks, each
@@ -11,7 +12,7 @@ constexpr float kLayerNormEps = 1e-5f;
 
 // out[N,C] = (inp - mean) * rstd * weight + bias; mean[N], rstd[N] are written for backward.
 void layernorm_forward_cpu(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                           const float* bias, int N, int C);
+                           const float* bias, int N, int C, float eps);
 
 // Accumulates dinp[N,C], dweight[C], dbias[C] given dout[N,C] and the saved mean/rstd.
 void layernorm_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
@@ -32,9 +33,9 @@ void layernorm_backward_cpu(float* dinp, float* dweight, float* dbias, const flo
 namespace tt::kernels {
 
 void layernorm_forward_cuda(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                            const float* bias, int N, int C, cudaStream_t stream = 0);
+                            const float* bias, int N, int C, float eps, cudaStream_t stream = 0);
 void layernorm_forward_cuda(__nv_bfloat16* out, float* mean, float* rstd, const __nv_bfloat16* inp,
-                            const __nv_bfloat16* weight, const __nv_bfloat16* bias, int N, int C,
+                            const __nv_bfloat16* weight, const __nv_bfloat16* bias, int N, int C, float eps,
                             cudaStream_t stream = 0);
 
 // Fused residual + LayerNorm, one pass over the row: residual[N,C] = inp1 + inp2 (rounded to the
@@ -42,11 +43,11 @@ void layernorm_forward_cuda(__nv_bfloat16* out, float* mean, float* rstd, const 
 // above. `residual` may alias inp1 or inp2 (in-place residual stream); out must not alias any input.
 void fused_residual_layernorm_forward_cuda(float* residual, float* out, float* mean, float* rstd, const float* inp1,
                                            const float* inp2, const float* weight, const float* bias, int N, int C,
-                                           cudaStream_t stream = 0);
+                                           float eps, cudaStream_t stream = 0);
 void fused_residual_layernorm_forward_cuda(__nv_bfloat16* residual, __nv_bfloat16* out, float* mean, float* rstd,
                                            const __nv_bfloat16* inp1, const __nv_bfloat16* inp2,
                                            const __nv_bfloat16* weight, const __nv_bfloat16* bias, int N, int C,
-                                           cudaStream_t stream = 0);
+                                           float eps, cudaStream_t stream = 0);
 
 void layernorm_backward_cuda(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                              const float* weight, const float* mean, const float* rstd, int N, int C,

@@ -11,7 +11,7 @@
 namespace tt::kernels {
 
 void layernorm_forward_cpu(float* out, float* mean, float* rstd, const float* inp, const float* weight,
-                           const float* bias, int N, int C) {
+                           const float* bias, int N, int C, float eps) {
   const float inv_c = 1.0f / static_cast<float>(C);
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
@@ -27,7 +27,7 @@ void layernorm_forward_cpu(float* out, float* mean, float* rstd, const float* in
       const float d = x[i] - m;
       var += d * d;
     }
-    const float s = 1.0f / std::sqrt(var * inv_c + kLayerNormEps);
+    const float s = 1.0f / std::sqrt(var * inv_c + eps);
 #pragma omp simd
     for (int i = 0; i < C; ++i) o[i] = (x[i] - m) * s * weight[i] + bias[i];
     if (mean != nullptr) mean[n] = m;

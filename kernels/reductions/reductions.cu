@@ -1,6 +1,7 @@
 // CUDA sum of squares (global gradient norm): deterministic two-pass block reduction in double, see
 // reductions.h. The pass-1 grid is a function of n alone (never of the SM count), so the partition
-// of the additions, and hence the result bits, do not depend on the device.
+// of the additions, and hence the result bits, do not depend on the device. The mean accumulation
+// (a batch's losses into a running loss sum) is small enough for one block and its fixed tree.
 #include "kernels/common/cuda_common.cuh"
 #include "kernels/common/cuda_scratch.cuh"
 #include "kernels/reductions/reductions.h"
@@ -61,11 +62,27 @@ void launch(R* result, const X* x, int64_t n, cudaStream_t stream) {
   TT_CUDA_LAUNCH_CHECK();
 }
 
+constexpr int kMeanThreads = 1024;
+
+__global__ void __launch_bounds__(kMeanThreads) mean_accumulate_kernel(float* sum, const float* x, int64_t n) {
+  __shared__ float shared[32];
+  float s = 0.0f;
+  for (int64_t i = threadIdx.x; i < n; i += kMeanThreads) s += x[i];
+  s = cuda::block_sum(s, shared);
+  if (threadIdx.x == 0) *sum += s / static_cast<float>(n);
+}
+
 }  // namespace
 
 void sum_squares_cuda(double* result, const float* x, int64_t n, cudaStream_t stream) { launch(result, x, n, stream); }
 void sum_squares_cuda(double* result, const bf16* x, int64_t n, cudaStream_t stream) { launch(result, x, n, stream); }
 void sum_squares_cuda(float* result, const float* x, int64_t n, cudaStream_t stream) { launch(result, x, n, stream); }
 void sum_squares_cuda(float* result, const bf16* x, int64_t n, cudaStream_t stream) { launch(result, x, n, stream); }
+
+void mean_accumulate_cuda(float* sum, const float* x, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  mean_accumulate_kernel<<<1, kMeanThreads, 0, stream>>>(sum, x, n);
+  TT_CUDA_LAUNCH_CHECK();
+}
 
 }  // namespace tt::kernels

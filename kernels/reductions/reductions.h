@@ -10,6 +10,9 @@ namespace tt::kernels {
 // Σ x[i]², accumulated in double; deterministic for any thread count.
 double sum_squares_cpu(const float* x, int64_t n);
 
+// *sum += (Σ x[i]) / n with the sum accumulated in double (a batch's mean loss into a loss sum).
+void mean_accumulate_cpu(float* sum, const float* x, int64_t n);
+
 }  // namespace tt::kernels
 
 // ---- CUDA (reductions.cu) ----------------------------------------------------------------------
@@ -29,6 +32,10 @@ void sum_squares_cuda(double* result, const float* x, int64_t n, cudaStream_t st
 void sum_squares_cuda(double* result, const __nv_bfloat16* x, int64_t n, cudaStream_t stream = 0);
 void sum_squares_cuda(float* result, const float* x, int64_t n, cudaStream_t stream = 0);
 void sum_squares_cuda(float* result, const __nv_bfloat16* x, int64_t n, cudaStream_t stream = 0);
+
+// *sum += (Σ x[i]) / n on the device (sum: one fp32 in device memory), one block with a fixed
+// reduction tree: deterministic. Asynchronous on `stream`.
+void mean_accumulate_cuda(float* sum, const float* x, int64_t n, cudaStream_t stream = 0);
 
 }  // namespace tt::kernels
 #endif  // TOPOTRAIN_HAVE_CUDA

@@ -10,9 +10,10 @@ namespace tt::kernels {
 namespace {
 constexpr int64_t kMaxBlocks = 256;
 constexpr int64_t kMinBlock = 1 << 14;
-}  // namespace
 
-double sum_squares_cpu(const float* x, int64_t n) {
+// Σ term(x[i]) in double over the fixed block layout of n.
+template <typename Term>
+double blocked_sum(const float* x, int64_t n, Term term) {
   if (n <= 0) return 0.0;
   const int64_t block = std::max(kMinBlock, (n + kMaxBlocks - 1) / kMaxBlocks);
   const int64_t blocks = (n + block - 1) / block;
@@ -23,12 +24,24 @@ double sum_squares_cpu(const float* x, int64_t n) {
     const int64_t end = std::min(n, begin + block);
     double s = 0.0;
 #pragma omp simd reduction(+ : s)
-    for (int64_t i = begin; i < end; ++i) s += static_cast<double>(x[i]) * x[i];
+    for (int64_t i = begin; i < end; ++i) s += term(static_cast<double>(x[i]));
     partial[k] = s;
   }
   double total = 0.0;
   for (int64_t k = 0; k < blocks; ++k) total += partial[k];
   return total;
+}
+
+}  // namespace
+
+double sum_squares_cpu(const float* x, int64_t n) {
+  return blocked_sum(x, n, [](double v) { return v * v; });
+}
+
+void mean_accumulate_cpu(float* sum, const float* x, int64_t n) {
+  if (n <= 0) return;
+  const double s = blocked_sum(x, n, [](double v) { return v; });
+  *sum += static_cast<float>(s / static_cast<double>(n));
 }
 
 }  // namespace tt::kernels

@@ -14,9 +14,9 @@
 #include <mutex>
 
 #include "core/error.h"
-#include "launch/rank_discovery.h"
 #include "parallel/comm/local/local_communicator.h"
 #include "parallel/comm/pending_note.h"
+#include "parallel/comm/rank_discovery.h"
 #if TOPOTRAIN_HAVE_MPI
 #include "parallel/comm/mpi/mpi_communicator.h"
 #endif

@@ -147,7 +147,7 @@ Zero3Timeline simulate_zero3_step(const std::vector<LinkJob>& gathers,
   for (size_t i = 0; i < acquires.size(); ++i) {
     const int g = acquires[i].first;
     const size_t in_pass = i % pass;
-    const bool last = in_pass + 1 == pass;  // backward's last acquire names no next group (GPT2::backward)
+    const bool last = in_pass + 1 == pass;  // backward's last acquire names no next group (Model::backward)
     const int next = last ? -1 : acquires[i + 1].first;
     if (windows.held(g) < 0) windows.gather(g, next, t);
     t = std::max(t, windows.held(g));

@@ -76,11 +76,12 @@ Tensor GradCodec::buffer(const std::string& name, int64_t numel, DType dtype) co
   return Tensor::zeros(name, {numel}, dtype, device_);
 }
 
-std::unique_ptr<GradCodec> GradCodec::create(const Tensor& grads, GradCompression compression, void* cuda_stream) {
-  if (grads.dtype() != DType::kF32 && grads.dtype() != DType::kBF16)
-    throw Error(ErrorKind::kConfig, str("gradients of dtype ", dtype_name(grads.dtype()), " cannot be reduced"),
-                grads.name(), "keep gradients in fp32 or bf16");
-  if (grads.device().kind == DeviceKind::kCuda) return create_cuda_grad_codec(compression, grads.device(), cuda_stream);
+std::unique_ptr<GradCodec> GradCodec::create(DType dtype, Device device, GradCompression compression,
+                                             void* cuda_stream) {
+  if (dtype != DType::kF32 && dtype != DType::kBF16)
+    throw Error(ErrorKind::kConfig, str("gradients of dtype ", dtype_name(dtype), " cannot be reduced"), "gradients",
+                "keep gradients in fp32 or bf16");
+  if (device.kind == DeviceKind::kCuda) return create_cuda_grad_codec(compression, device, cuda_stream);
   return std::make_unique<CpuGradCodec>(compression);
 }
 

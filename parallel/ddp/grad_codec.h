@@ -28,10 +28,10 @@ namespace tt::parallel {
 
 class GradCodec {
  public:
-  // For gradients like `grads` (fp32 or bf16; on the CPU, or on a CUDA device with `cuda_stream` the
-  // cudaStream_t to enqueue on). Throws kConfig for another dtype, or CUDA gradients in a build
+  // For gradients of `dtype` (fp32 or bf16) on `device` (the CPU, or a CUDA device with `cuda_stream`
+  // the cudaStream_t to enqueue on). Throws kConfig for another dtype, or CUDA gradients in a build
   // without CUDA.
-  static std::unique_ptr<GradCodec> create(const Tensor& grads, GradCompression compression,
+  static std::unique_ptr<GradCodec> create(DType dtype, Device device, GradCompression compression,
                                            void* cuda_stream = nullptr);
   virtual ~GradCodec();
 

@@ -8,11 +8,12 @@
 
 namespace tt::parallel {
 
-GradWindows::GradWindows(std::vector<std::pair<int64_t, int64_t>> groups, const std::vector<int>& resident)
-    : groups_(std::move(groups)), slots_(resident), zeroed_(groups_.size(), 0) {
+GradWindows::GradWindows(std::vector<std::pair<int64_t, int64_t>> groups, const std::vector<int>& resident, DType dtype,
+                         const Exec& exec)
+    : groups_(std::move(groups)), dtype_(dtype), exec_(exec), slots_(resident), zeroed_(groups_.size(), 0) {
   std::vector<int64_t> sizes;
   for (const auto& [begin, end] : groups_) sizes.push_back(end - begin);
-  windows_ = slots_.allocate(sizes, "zero3.gradients");
+  windows_ = slots_.allocate(sizes, "zero3.gradients", dtype, exec.device);
   reading_.resize(windows_.size());
   unsent_.resize(windows_.size(), 0);
 }
@@ -25,7 +26,7 @@ GradWindows::~GradWindows() {
       }
 }
 
-float* GradWindows::grads(int group) {
+void* GradWindows::grads(int group) {
   TT_ASSERT(group >= 0 && size_t(group) < groups_.size(), "parameter group ", group);
   int slot = slots_.holding(group);
   if (slot < 0 || !zeroed_[size_t(group)]) {
@@ -41,20 +42,20 @@ float* GradWindows::grads(int group) {
     }
     slots_.fill(slot, group);
     const auto [begin, end] = groups_[size_t(group)];
-    std::fill_n(windows_[size_t(slot)].data<float>(), end - begin, 0.0f);
+    zero_async(exec_, windows_[size_t(slot)].raw(), size_t(end - begin) * dtype_size(dtype_));
     zeroed_[size_t(group)] = 1;
     unsent_[size_t(slot)] = 1;
   }
   slots_.touch(slot);
-  return windows_[size_t(slot)].data<float>();
+  return windows_[size_t(slot)].raw();
 }
 
 void GradWindows::begin_backward() { std::fill(zeroed_.begin(), zeroed_.end(), 0); }
 
-float* GradWindows::window(int group) {
+void* GradWindows::window(int group) {
   const int slot = slots_.holding(group);
   TT_ASSERT(slot >= 0, "no gradient window holds parameter group ", group);
-  return windows_[size_t(slot)].data<float>();
+  return windows_[size_t(slot)].raw();
 }
 
 void GradWindows::reading(int group, std::shared_ptr<Work> work) {

@@ -26,12 +26,13 @@ ShardLayout zero_layout(const std::vector<Bucket>& buckets, int64_t n, int zero_
 GradReducer::GradReducer(Communicator& comm, Tensor grads,
                          const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges, int zero_stage,
                          const BucketCaps& caps, GradCompression compression, bool error_feedback,
-                         CollectiveShape shape, int ranks_per_node, void* cuda_stream)
+                         CollectiveShape shape, int ranks_per_node, const Exec& exec, DType dtype)
     : comm_(comm),
       grads_(std::move(grads)),
-      dtype_(grads_.dtype()),
+      dtype_(grads_.defined() ? grads_.dtype() : dtype),
       esize_(dtype_size(dtype_)),
-      codec_(GradCodec::create(grads_, compression, cuda_stream)),
+      exec_(exec),
+      codec_(GradCodec::create(dtype_, grads_.defined() ? grads_.device() : exec.device, compression, exec.stream)),
       zero_stage_(zero_stage),
       // ZeRO-3: one bucket per range (parameter group), each a unit of the shard layout.
       buckets_(assign_buckets(tensor_ranges, esize_, zero_stage == 3 ? BucketCaps{0, 0} : caps)),
@@ -233,10 +234,9 @@ void GradReducer::finish_compressed(std::vector<std::pair<double, double>>& span
 }
 
 GradSink* GradReducer::use_grad_windows(const std::vector<int>& resident) {
-  TT_ASSERT(zero_stage_ == 3 && dtype_ == DType::kF32 && codec_->device().kind == DeviceKind::kCpu,
-            "gradient windows are for ZeRO-3 with fp32 CPU gradients");
+  TT_ASSERT(zero_stage_ == 3, "gradient windows are for ZeRO-3");
   TT_ASSERT(!windows_, "use_grad_windows() called twice");
-  windows_ = std::make_unique<GradWindows>(shard_layout_.units(), resident);
+  windows_ = std::make_unique<GradWindows>(shard_layout_.units(), resident, dtype_, exec_);
   return windows_.get();
 }
 

@@ -49,6 +49,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/exec.h"
+#include "core/model/param_source.h"
 #include "core/tensor.h"
 #include "parallel/comm/communicator.h"
 #include "parallel/ddp/buckets.h"
@@ -69,12 +71,13 @@ struct CommTimes {
 class GradReducer {
  public:
   // shape kHierarchical needs zero_stage 0 (kConfig otherwise) and is collective over comm (it
-  // splits it); ranks_per_node as node_layout() (0: comm's own nodes). cuda_stream: the
-  // cudaStream_t the codec enqueues on when grads live on a GPU (ignored on the CPU).
+  // splits it); ranks_per_node as node_layout() (0: comm's own nodes). exec: the gradients' device
+  // and the stream the codec enqueues on (the stream that writes the gradients); dtype: the
+  // gradients' (both must match grads when it is defined; ZeRO-3 may pass an undefined grads).
   GradReducer(Communicator& comm, Tensor grads, const std::vector<std::pair<int64_t, int64_t>>& tensor_ranges,
               int zero_stage, const BucketCaps& caps, GradCompression compression = GradCompression::kNone,
               bool error_feedback = true, CollectiveShape shape = CollectiveShape::kFlat, int ranks_per_node = 0,
-              void* cuda_stream = nullptr);
+              const Exec& exec = {}, DType dtype = DType::kF32);
   ~GradReducer();
 
   // Before each micro-step's backward: micro-step `micro` of `accum_steps` in this optimizer step.
@@ -83,10 +86,10 @@ class GradReducer {
   bool communicates() const { return communicate_; }
   // The model's grad-ready callback.
   void on_grads_ready(int64_t begin, int64_t end);
-  // ZeRO-3 with fp32 CPU gradients: the model's GradSink (GPT2::set_grad_sink), gradient windows
-  // the reducer reads each group from, numbered as the tensor ranges (which must then be the
-  // model's parameter groups); the gradient buffer may be undefined. resident: groups backward
-  // writes at both ends (GPT-2's tied embeddings). Call once, before the first backward.
+  // ZeRO-3: the model's GradSink (Model::set_grad_sink), gradient windows the reducer reads each
+  // group from, numbered as the tensor ranges (which must then be the model's parameter groups);
+  // the gradient buffer may be undefined. resident: groups backward writes at both ends (tied
+  // embeddings). Call once, before the first backward.
   GradSink* use_grad_windows(const std::vector<int>& resident);
   // After backward: waits for outstanding collectives and accumulates the times of this step. On a
   // GPU the last decompressions / accumulations are enqueued on the stream, not finished.
@@ -135,6 +138,7 @@ class GradReducer {
   Tensor grads_;  // undefined with gradient windows
   DType dtype_;   // of the gradients
   size_t esize_;  // bytes per gradient element
+  Exec exec_;     // the gradients' device and stream
   std::unique_ptr<GradCodec> codec_;
   int zero_stage_;
   std::vector<Bucket> buckets_;

@@ -10,18 +10,21 @@
 namespace tt::parallel {
 
 ShardedParams::ShardedParams(Communicator& comm, std::vector<ParamGroup> groups, int64_t n,
-                             const std::vector<int>& resident, bool prefetch)
+                             const std::vector<int>& resident, bool prefetch, DType dtype, const Exec& exec)
     : comm_(comm),
       groups_(std::move(groups)),
       layout_(group_ranges(groups_), comm.size(), comm.rank()),
+      dtype_(dtype),
+      exec_(exec),
       prefetch_(prefetch),
       slots_(resident) {
   TT_ASSERT(groups_.back().end == n, "groups must cover [0, ", n, ")");
-  shard_ = Tensor::zeros("zero3.parameter_shard", {std::max<int64_t>(layout_.size(), 1)});
+  shard_ = Tensor::zeros("zero3.parameter_shard", {std::max<int64_t>(layout_.size(), 1)}, dtype, exec.device);
   if (comm_.size() == 1) return;  // acquire reads the shard, which is the whole buffer
   std::vector<int64_t> sizes;
   for (const ParamGroup& g : groups_) sizes.push_back(g.size());
-  for (Tensor& values : slots_.allocate(sizes, "zero3")) windows_.push_back({std::move(values), nullptr});
+  for (Tensor& values : slots_.allocate(sizes, "zero3", dtype, exec.device))
+    windows_.push_back({std::move(values), nullptr});
 }
 
 ShardedParams::~ShardedParams() {
@@ -42,8 +45,10 @@ void ShardedParams::start_gather(int slot, int group) {
   wait(slot);  // never overwrite a buffer a collective still writes
   const ParamGroup& g = groups_[size_t(group)];
   slots_.fill(slot, -1);  // until the gather is issued: should issuing throw, the window holds no group
-  windows_[size_t(slot)].in_flight = all_gather_range(comm_, layout_, shard_.data<float>(), g.begin, g.end,
-                                                      windows_[size_t(slot)].values.data<float>());
+  // The shard's latest values (an update enqueued on the compute stream) must be in place: the
+  // communicator orders its collectives after that stream.
+  windows_[size_t(slot)].in_flight =
+      all_gather_range(comm_, layout_, shard_.raw(), dtype_, g.begin, g.end, windows_[size_t(slot)].values.raw());
   slots_.fill(slot, group);
 }
 
@@ -55,9 +60,10 @@ void ShardedParams::wait(int slot, std::chrono::steady_clock::time_point since) 
   wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-const float* ShardedParams::acquire(int group, int next_group) {
+const void* ShardedParams::acquire(int group, int next_group) {
   TT_ASSERT(group >= 0 && size_t(group) < groups_.size(), "parameter group ", group);
-  if (comm_.size() == 1) return shard_.data<float>() + groups_[size_t(group)].begin;  // one piece per group, in order
+  if (comm_.size() == 1)  // one piece per group, in order
+    return static_cast<char*>(shard_.raw()) + groups_[size_t(group)].begin * int64_t(dtype_size(dtype_));
   int slot = slots_.holding(group);
   auto since = std::chrono::steady_clock::now();
   if (slot < 0) {  // not prefetched: gather now, keeping a prefetched next_group
@@ -74,7 +80,7 @@ const float* ShardedParams::acquire(int group, int next_group) {
     TT_ASSERT(next_slot >= 0, "no window for parameter group ", next_group);
     start_gather(next_slot, next_group);
   }
-  return windows_[size_t(slot)].values.data<float>();
+  return windows_[size_t(slot)].values.raw();
 }
 
 void ShardedParams::invalidate() {

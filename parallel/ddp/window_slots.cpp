@@ -53,14 +53,15 @@ std::vector<int64_t> WindowSlots::buffer_sizes(const std::vector<int64_t>& sizes
   return out;
 }
 
-std::vector<Tensor> WindowSlots::allocate(const std::vector<int64_t>& sizes, const std::string& name) const {
+std::vector<Tensor> WindowSlots::allocate(const std::vector<int64_t>& sizes, const std::string& name, DType dtype,
+                                          Device device) const {
   const std::vector<int64_t> elements = buffer_sizes(sizes);
   std::vector<Tensor> buffers;
   int turn = 0;
   for (size_t s = 0; s < slots_.size(); ++s)
     buffers.push_back(Tensor::zeros(
         slots_[s].resident >= 0 ? str(name, ".resident_group", slots_[s].resident) : str(name, ".window", turn++),
-        {elements[s]}));
+        {elements[s]}, dtype, device));
   return buffers;
 }
 

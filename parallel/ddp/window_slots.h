@@ -32,8 +32,10 @@ class WindowSlots {
   // Elements of each slot's buffer: a resident slot's as large as its group, a turn-taking one's as
   // the largest other group (at least 1). sizes[g]: group g's elements.
   std::vector<int64_t> buffer_sizes(const std::vector<int64_t>& sizes) const;
-  // A zeroed fp32 buffer per slot, of buffer_sizes, named "<name>.resident_group<g>" / "<name>.window<i>".
-  std::vector<Tensor> allocate(const std::vector<int64_t>& sizes, const std::string& name) const;
+  // A zeroed buffer of `dtype` on `device` per slot, of buffer_sizes, named "<name>.resident_group<g>" /
+  // "<name>.window<i>".
+  std::vector<Tensor> allocate(const std::vector<int64_t>& sizes, const std::string& name, DType dtype,
+                               Device device) const;
 
  private:
   struct Slot {

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/model/param_layout.h"
 #include "parallel/ddp/window_slots.h"
 
 namespace tt::strategy {
@@ -71,95 +72,43 @@ int64_t zero3_window_elements(const ModelSpec& model) {
   return std::accumulate(buffers.begin(), buffers.end(), int64_t(0));
 }
 
-ModelSpec gpt2_model_spec(const GPT2Config& cfg, int seq_len, int64_t tokens_per_rank, int accum_steps) {
+ModelSpec model_spec(const ModelDesc& desc, int seq_len, int64_t tokens_per_rank, int accum_steps) {
+  const ModelLayout layout = model_layout(desc);
   ModelSpec m;
-  m.name = cfg.str();
-  m.n_layer = cfg.n_layer;
-  m.flops_per_token = gpt2_flops_per_token(cfg, seq_len);
+  m.name = desc.str();
+  m.n_layer = desc.n_layer;
+  m.flops_per_token = model_flops_per_token(desc, seq_len);
   m.tokens_per_rank = tokens_per_rank;
   m.accum_steps = std::max(1, accum_steps);
-  // Phases in backward order: 0 LM head, 1 final LayerNorm, 2 + (L-1-l) block l, L+2 embeddings.
-  const int L = cfg.n_layer;
-  const double C = cfg.n_embd;
+  // Phases in backward order: 0 LM head, 1 final norm, 2 + (L-1-l) block l, L+2 embeddings.
+  const int L = desc.n_layer;
   std::vector<double> weight(size_t(L) + 3, 0.0);
-  weight[0] = 6.0 * double(cfg.vocab_size) * C;
+  weight[0] = 6.0 * double(desc.vocab_size) * desc.n_embd;
   std::vector<Piece> pieces;
-  for (const ParamInfo& p : gpt2_param_layout(cfg)) {
+  for (const ParamInfo& p : layout.tensors) {
     const int64_t n = shape_numel(p.shape);
     int phase;
-    if (p.layer < 0)
+    if (p.offset == layout.lm_head && !desc.tied_head)
+      phase = 0;  // an untied head's gradient is final once its matmul's backward is done
+    else if (p.group == 0)
       phase = L + 2;
-    else if (p.layer >= L)
+    else if (p.group == layout.final_group())
       phase = 1;
     else
-      phase = 2 + (L - 1 - p.layer);
-    if (p.layer >= 0) weight[size_t(phase)] += 6.0 * double(n);
+      phase = 2 + (L - 1 - (p.group - 1));
+    if (p.group > 0 && phase != 0) weight[size_t(phase)] += 6.0 * double(n);
     pieces.push_back({n, phase});
   }
-  for (int l = 0; l < L; ++l) weight[size_t(2 + l)] += 12.0 * C * seq_len;
+  for (int l = 0; l < L; ++l) weight[size_t(2 + l)] += 12.0 * double(desc.q_dim()) * seq_len;
   fill_timeline(m, pieces, weight);
-  m.param_groups = group_ranges(gpt2_param_groups(cfg));
-  fill_acquires(m, weight, true);
+  m.param_groups = group_ranges(layout.groups);
+  fill_acquires(m, weight, desc.tied_head);
   return m;
 }
 
-ModelSpec layered_model_spec(const std::string& name, int64_t num_params, int n_layer, int hidden, int vocab,
-                             int seq_len, int64_t tokens_per_rank) {
-  const int64_t embed = int64_t(vocab) * hidden;
-  const int64_t per_block = (num_params - 2 * embed - hidden) / n_layer;
-  if (n_layer <= 0 || per_block <= 2 * hidden)
-    throw Error(ErrorKind::kConfig, str("model '", name, "': ", num_params, " parameters cannot hold ", n_layer,
-                                        " blocks of width ", hidden, " and a vocabulary of ", vocab));
-  const int64_t matrices = per_block - 2 * hidden;
-  const int64_t attn_each = matrices / 3 / 4;
-  const int64_t mlp_each = (matrices - 4 * attn_each) / 3;
-  ModelSpec m;
-  m.name = name;
-  m.n_layer = n_layer;
-  m.tokens_per_rank = tokens_per_rank;
-  // Phases in backward order: 0 LM head, 1 final norm, 2 + (L-1-l) block l, L+2 embeddings.
-  const int L = n_layer;
-  std::vector<double> weight(size_t(L) + 3, 0.0);
-  weight[0] = 6.0 * double(embed);
-  weight[1] = 6.0 * hidden;
-  std::vector<Piece> pieces{{embed, L + 2}};
-  double block_params = 0;
-  for (int l = 0; l < L; ++l) {
-    const int phase = 2 + (L - 1 - l);
-    pieces.push_back({hidden, phase});
-    for (int i = 0; i < 4; ++i) pieces.push_back({attn_each, phase});
-    pieces.push_back({hidden, phase});
-    for (int i = 0; i < 3; ++i) pieces.push_back({mlp_each, phase});
-    block_params = double(2 * hidden + 4 * attn_each + 3 * mlp_each);
-    weight[size_t(phase)] = 6.0 * block_params + 12.0 * hidden * double(seq_len);
-  }
-  pieces.push_back({hidden, 1});
-  pieces.push_back({embed, 0});  // untied LM head: final as soon as its matmul's backward is done
-  fill_timeline(m, pieces, weight);
-  m.param_groups.push_back({0, embed});
-  for (int l = 0; l < L; ++l)
-    m.param_groups.push_back({embed + l * int64_t(block_params), embed + (l + 1) * int64_t(block_params)});
-  m.param_groups.push_back({embed + L * int64_t(block_params), m.num_params});
-  fill_acquires(m, weight, false);
-  m.flops_per_token = 6.0 * double(m.num_params - embed) + 12.0 * L * double(hidden) * seq_len;
-  return m;
-}
-
-std::vector<std::string> model_preset_names() { return {"gpt2-124m", "gpt2-350m", "llama-7b"}; }
-
-ModelSpec model_preset(const std::string& name, int64_t tokens_per_rank) {
-  ModelSpec m;
-  if (name == "gpt2-124m") {
-    m = gpt2_model_spec(GPT2Config::make(12, 12, 768, 50257, 1024), 1024, tokens_per_rank);
-  } else if (name == "gpt2-350m") {
-    m = gpt2_model_spec(GPT2Config::make(24, 16, 1024, 50257, 1024), 1024, tokens_per_rank);
-  } else if (name == "llama-7b") {
-    m = layered_model_spec(name, 6'738'415'616, 32, 4096, 32000, 4096, tokens_per_rank);
-  } else {
-    std::string names;
-    for (const auto& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
-    throw Error(ErrorKind::kUsage, "unknown model '" + name + "'", "--model", "one of: " + names);
-  }
+ModelSpec preset_model_spec(const std::string& name, int64_t tokens_per_rank) {
+  const ModelDesc desc = model_preset(name);
+  ModelSpec m = model_spec(desc, std::min(desc.max_seq_len, 4096), tokens_per_rank);
   m.name = name;
   return m;
 }

@@ -134,7 +134,7 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
   c.payload = payload;
   c.shape = shape;
   c.zero_stage = zero_stage;
-  c.runs_in_train = zero_stage <= 2 || (!cluster.has_gpus && shape != Algorithm::kHierarchical);
+  c.runs_in_train = zero_stage <= 2 || shape != Algorithm::kHierarchical;
   const int accum = std::max(1, model.accum_steps);
   const double fwd_micro = compute.forward_s / accum, bwd_micro = compute.backward_s / accum;
   c.compute_s = compute.forward_s + compute.backward_s;
@@ -256,6 +256,10 @@ std::string make_reason(const StrategyPlan& plan) {
   const auto& cands = plan.candidates;
   if (plan.cluster.ranks <= 1) return "single rank: no gradient communication";
   if (plan.pick < 0) {
+    const bool any_fit = std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.eligible; });
+    if (any_fit)
+      return "no candidate that fits agrees with the forced fields (parallel.zero_stage / grad_compression / "
+             "collective) and runs on this communicator";
     const Candidate* smallest = nullptr;
     for (const auto& c : cands)
       if (!smallest || c.memory_bytes < smallest->memory_bytes) smallest = &c;
@@ -340,18 +344,29 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
   for (const auto& c : plan.candidates) low_stage_fits = low_stage_fits || (c.fits && c.zero_stage < 3);
   for (auto& c : plan.candidates) c.eligible = c.fits && (c.zero_stage < 3 || !low_stage_fits);
 
+  for (auto& c : plan.candidates) {
+    const bool forced_stage = options.forced_zero_stage >= 0;
+    const bool agrees =
+        (!forced_stage || c.zero_stage == options.forced_zero_stage) &&
+        (options.forced_grad_compression.empty() || options.forced_grad_compression == c.grad_compression_setting()) &&
+        (options.forced_collective.empty() || options.forced_collective == c.collective_setting());
+    // A forced zero_stage may be 3 although a lower stage fits (eligible keeps ZeRO-3 for when none does).
+    const bool may_take = c.eligible || (forced_stage && c.fits);
+    c.allowed = may_take && agrees && c.runnable() && (c.shape != Algorithm::kTree || options.tree_selectable);
+  }
   std::stable_sort(plan.candidates.begin(), plan.candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.allowed != b.allowed) return a.allowed;
     if (a.eligible != b.eligible) return a.eligible;
     if (a.fits != b.fits) return a.fits;
     if (a.step_s != b.step_s) return a.step_s < b.step_s;
     return simplicity(a) < simplicity(b);
   });
-  if (plan.candidates.front().eligible) {
+  if (plan.candidates.front().allowed) {
     const double limit = plan.candidates.front().step_s * (1.0 + options.tie_tolerance);
     plan.pick = 0;
     for (size_t i = 1; i < plan.candidates.size(); ++i) {
       const Candidate& c = plan.candidates[i];
-      if (!c.eligible || c.step_s > limit) break;
+      if (!c.allowed || c.step_s > limit) break;
       if (simplicity(c) < simplicity(plan.candidates[size_t(plan.pick)])) plan.pick = int(i);
     }
   }
@@ -382,13 +397,16 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
       std::any_of(plan.candidates.begin(), plan.candidates.end(), [](const Candidate& c) { return c.zero_stage == 3; });
   if (low_stage_fits && any_zero3)
     plan.notes.push_back("ZeRO-3 candidates are a memory fallback, considered only when no ZeRO-0/1/2 candidate fits");
-  if (p && p->zero_stage == 3 && !p->runnable())
-    plan.notes.push_back(str("the pick (", p->label(),
-                             ") is priced only: `topotrain train` runs ZeRO-3 flat on CPU ranks and the CUDA trainer "
-                             "stages 0-2; this model needs sharded parameters, recompute or an 8-bit optimizer to "
-                             "train here"));
-  else if (any_zero3 && cluster.has_gpus)
-    plan.notes.push_back("ZeRO-3 is priced only on GPU ranks: `topotrain train` runs it on the CPU trainer");
+  const bool constrained = options.forced_zero_stage >= 0 || !options.forced_grad_compression.empty() ||
+                           !options.forced_collective.empty() || !options.tree_selectable;
+  if (constrained) {
+    const Candidate* best = nullptr;  // what the pick would be without the run's constraints
+    for (const auto& c : plan.candidates)
+      if (c.eligible && c.runnable() && (!best || c.step_s < best->step_s)) best = &c;
+    if (best && p && best->step_s < p->step_s * (1.0 - options.tie_tolerance))
+      plan.notes.push_back(str("without the forced fields the pick would be ", best->label(), " (",
+                               format_seconds(best->step_s), "/step)"));
+  }
   if (p && p->payload != Payload::kFp32 && p->zero_stage == 0 && p->shape != Algorithm::kHierarchical &&
       options.compressed_all_reduce == CompressedAllReduce::kRing) {
     const Candidate whole_buckets =

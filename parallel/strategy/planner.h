@@ -24,15 +24,14 @@
 //    eligible when no stage 0–2 candidate fits. It shards and reduces per parameter group, each cut
 //    across all ranks (balanced collectives; the bucket cap plays no part), where ZeRO-1/2's
 //    contiguous shards make each bucket's reduce-scatter a reduce to its owners (priced per port).
-//    The CPU trainer runs it (flat, fp32: parallel/ddp/sharded_params.h); on GPU ranks it is priced
-//    only.
+//    The trainer runs it flat (parallel/ddp/sharded_params.h) on either device.
 //  * Tree is an all-reduce algorithm only (as in NCCL), offered for GPU ranks only (NCCL_ALGO=Tree;
 //    the MPI backend runs a ring); hierarchical only exists with > 1 node, and
 //    only for the all-reduce (GradReducer's HierarchicalAllReduce, every payload: its codec adds the
 //    decompress-add of the copies on the node and across nodes) and the priced ZeRO-3.
 //  * Only what `topotrain train` runs is offered (Candidate::runnable, config_settings): compressed
 //    payloads with ZeRO-0 only (GradReducer compresses the all-reduce), hierarchical with ZeRO-0;
-//    ZeRO-3 flat on CPU ranks (hierarchical ZeRO-3 and GPU ZeRO-3 are priced for comparison only).
+//    ZeRO-3 flat (hierarchical ZeRO-3 is priced for comparison only).
 //  * The codec (quantize before, decompress-add after) is priced from the probe's measurement of
 //    parallel/ddp/compression on the cluster's CPUs when the Topology has one (CPU ranks), else as
 //    a memory-bound pass at the device's bandwidth (cost::codec_time_s).
@@ -45,9 +44,11 @@
 //    CompressedAllReduce::kAllGather prices the earlier algorithm — all-gather every rank's whole
 //    compressed bucket and sum locally ((n-1) · S_c per rank, a gain only while n · S_c / 2 <
 //    S_fp32) — and a compressed pick notes what that would have cost.
-//  * Choice: the fastest predicted step among candidates that fit; candidates within
-//    tie_tolerance of it count as ties, broken towards the simpler/more precise: fp32 > bf16 > int8,
-//    flat > hierarchical, lower ZeRO stage, ring > tree, bucket size closest to 25 MB.
+//  * Choice: the fastest predicted step among the candidates the run can take (PlanOptions::allows:
+//    it fits, it runs in `train` on this communicator, it agrees with the fields the config forces);
+//    candidates within tie_tolerance of it count as ties, broken towards the simpler/more precise:
+//    fp32 > bf16 > int8, flat > hierarchical, lower ZeRO stage, ring > tree, bucket size closest to
+//    25 MB. `topotrain plan` and `strategy: auto` both take this pick: one rule, in one place.
 #pragma once
 
 #include <cstdint>
@@ -79,6 +80,12 @@ struct PlanOptions {
   double memory_reserve = 0.10;
   double tie_tolerance = 0.03;  // relative step-time difference that still counts as a tie
   CompressedAllReduce compressed_all_reduce = CompressedAllReduce::kRing;
+  // What the run can take: the fields its config forces (-1 / "": free), and whether NCCL_ALGO=Tree
+  // reaches its all-reduce (the NCCL backend; the MPI backend runs a ring).
+  int forced_zero_stage = -1;
+  std::string forced_grad_compression;  // parallel.grad_compression: "none", "bf16", "int8"
+  std::string forced_collective;        // parallel.collective: "flat", "hierarchical"
+  bool tree_selectable = true;
 };
 
 struct Candidate {
@@ -98,6 +105,7 @@ struct Candidate {
   bool fits = false;
   bool eligible = false;       // may be picked: fits, and not a ZeRO-3 candidate while a stage 0-2 one fits
   bool runs_in_train = false;  // see runnable()
+  bool allowed = false;        // the run can take it (PlanOptions): the pick is the best allowed one
 
   cost::Collective grad_collective() const {
     return zero_stage == 0 ? cost::Collective::kAllReduce : cost::Collective::kReduceScatter;
@@ -106,10 +114,10 @@ struct Candidate {
   std::string collective_name() const;  // "all_reduce", "rs+ag"
   std::string bucket_name() const;      // "25MB", or "group" for ZeRO-3
   std::string label() const;            // "25MB fp32 ring all_reduce zero0"
-  // `topotrain train` runs every candidate of stages 0-2, and flat ZeRO-3 on CPU ranks (the CPU
-  // trainer's); GPU and hierarchical ZeRO-3 are priced memory fallbacks. Ring and tree both run as
-  // the communicator's own all-reduce (parallel.collective "flat"; tree is offered on GPU ranks,
-  // where NCCL_ALGO=Tree selects it), hierarchical as GradReducer's.
+  // `topotrain train` runs every candidate of stages 0-2 and flat ZeRO-3; hierarchical ZeRO-3 is a
+  // priced memory fallback. Ring and tree both run as the communicator's own all-reduce
+  // (parallel.collective "flat"; tree is offered on GPU ranks, where NCCL_ALGO=Tree selects it),
+  // hierarchical as GradReducer's.
   bool runnable() const { return runs_in_train; }
   // The config fields that select this candidate, "parallel.zero_stage=0", ... (for --set; no
   // bucket cap for ZeRO-3); empty when not runnable. Their values one by one:

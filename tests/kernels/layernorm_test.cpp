@@ -1,5 +1,6 @@
-// Tests for kernels/layernorm: forward (out, mean, rstd) against double loops, backward by finite
-// differences for input, weight and bias (+= semantics), determinism across thread counts.
+// Tests for kernels/layernorm: forward (out, mean, rstd) against double loops (two epsilons),
+// backward by finite differences for input, weight and bias (+= semantics), determinism across
+// thread counts.
 #include "kernels/layernorm/layernorm.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 namespace tt::test {
 namespace {
 
+using kernels::kLayerNormEps;
 using kernels::layernorm_backward_cpu;
 using kernels::layernorm_forward_cpu;
 
@@ -18,7 +20,7 @@ TEST(LayerNorm, ForwardMatchesNaive) {
   const int N = 5, C = 7;
   const auto inp = random_floats(N * C, 1, -2.f, 3.f), w = random_floats(C, 2), b = random_floats(C, 3);
   std::vector<float> out(N * C), mean(N), rstd(N);
-  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), N, C);
+  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), N, C, kLayerNormEps);
   for (int n = 0; n < N; ++n) {
     double m = 0, v = 0;
     for (int i = 0; i < C; ++i) m += inp[n * C + i];
@@ -32,13 +34,29 @@ TEST(LayerNorm, ForwardMatchesNaive) {
   }
 }
 
+TEST(LayerNorm, ForwardUsesTheGivenEps) {
+  const int N = 3, C = 5;
+  const auto inp = random_floats(N * C, 8), w = random_floats(C, 9), b = random_floats(C, 10);
+  std::vector<float> out(N * C), mean(N), rstd(N);
+  const float eps = 0.25f;
+  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), N, C, eps);
+  for (int n = 0; n < N; ++n) {
+    double m = 0, v = 0;
+    for (int i = 0; i < C; ++i) m += inp[n * C + i];
+    m /= C;
+    for (int i = 0; i < C; ++i) v += (inp[n * C + i] - m) * (inp[n * C + i] - m);
+    const double s = 1.0 / std::sqrt(v / C + eps);
+    EXPECT_NEAR(rstd[n], s, 1e-6 * s);
+  }
+}
+
 TEST(LayerNorm, BackwardFiniteDifferencesAndAccumulates) {
   const int N = 4, C = 6;
   auto inp = random_floats(N * C, 1), w = random_floats(C, 2, 0.5f, 1.5f), b = random_floats(C, 3);
   const auto R = random_floats(N * C, 4);
   std::vector<float> out(N * C), mean(N), rstd(N);
   auto loss = [&] {
-    layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), N, C);
+    layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), N, C, kLayerNormEps);
     return weighted_sum(out.data(), R.data(), out.size());
   };
   loss();
@@ -62,7 +80,7 @@ TEST(LayerNorm, BackwardBitIdenticalAcrossThreadCounts) {
   const auto inp = random_floats(N * C, 1), w = random_floats(C, 2), b = random_floats(C, 3);
   const auto dout = random_floats(N * C, 4);
   std::vector<float> out(N * C), mean(N), rstd(N);
-  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), N, C);
+  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), N, C, kLayerNormEps);
   std::vector<float> results[2][3];
   for (int run = 0; run < 2; ++run) {
     with_threads(run + 1, [&] {

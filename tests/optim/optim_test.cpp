@@ -42,7 +42,7 @@ TEST(GradClip, NormAndScale) {
 
 // Two ranges: [0,2) decayed, [2,3) not. One step with lr 0.1, wd 0.5, grad scale 0.5.
 TEST(AdamW, DecayOnlyOnMarkedRangesAndBiasCorrectedFirstStep) {
-  AdamW opt({{0, 2, true}, {2, 1, false}}, 3, AdamWSettings{0.9f, 0.95f, 1e-8f, 0.5f});
+  AdamW opt({{0, 2, true, 0}, {2, 1, false, 2}}, 3, AdamWSettings{0.9f, 0.95f, 1e-8f, 0.5f}, AdamWOptions{});
   std::vector<float> w = {1.0f, -2.0f, 3.0f};
   std::vector<float> g = {0.4f, 0.4f, -0.2f};
   opt.step(w.data(), g.data(), 0.1f, 0.5f);
@@ -56,7 +56,7 @@ TEST(AdamW, DecayOnlyOnMarkedRangesAndBiasCorrectedFirstStep) {
 }
 
 TEST(AdamW, SecondStepUsesMomentsHandComputed) {
-  AdamW opt({{0, 1, false}}, 1, AdamWSettings{0.9f, 0.95f, 0.0f, 0.0f});
+  AdamW opt({{0, 1, false, 0}}, 1, AdamWSettings{0.9f, 0.95f, 0.0f, 0.0f}, AdamWOptions{});
   std::vector<float> w = {0.0f};
   std::vector<float> g1 = {1.0f}, g2 = {-1.0f};
   opt.step(w.data(), g1.data(), 1.0f, 1.0f);
@@ -64,6 +64,49 @@ TEST(AdamW, SecondStepUsesMomentsHandComputed) {
   // m2 = 0.9*0.1 - 0.1 = -0.01, v2 = 0.95*0.05 + 0.05 = 0.0975
   const double mhat = -0.01 / (1 - 0.81), vhat = 0.0975 / (1 - 0.9025);
   EXPECT_NEAR(w[0], -1.0 - mhat / std::sqrt(vhat), 1e-6);
+}
+
+// A rank's part of the buffer as optimizer ranges: each trainable tensor clipped to [begin, end),
+// local offsets from where the part starts in the optimizer's buffer, the flat buffer's index kept
+// for the stochastic rounding, neighbours with equal decay merged.
+TEST(AdamW, RangesOfAPieceKeepTheirGlobalIndex) {
+  std::vector<ParamInfo> tensors(4);
+  const int64_t sizes[] = {10, 5, 5, 20};
+  const bool decay[] = {true, false, false, true};
+  int64_t at = 0;
+  for (int i = 0; i < 4; ++i) {
+    tensors[size_t(i)].shape = {sizes[i]};
+    tensors[size_t(i)].offset = at;
+    tensors[size_t(i)].decay = decay[i];
+    at += sizes[i];
+  }
+  tensors[3].trainable = false;  // frozen: no optimizer state, no update
+  const auto r = adamw_ranges(tensors, 7, 30, /*local=*/100);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].offset, 100);  // [7, 10) of the first tensor
+  EXPECT_EQ(r[0].size, 3);
+  EXPECT_EQ(r[0].global, 7);
+  EXPECT_TRUE(r[0].decay);
+  EXPECT_EQ(r[1].offset, 103);  // [10, 20): the two undecayed tensors merged
+  EXPECT_EQ(r[1].size, 10);
+  EXPECT_EQ(r[1].global, 10);
+  EXPECT_FALSE(r[1].decay);
+}
+
+// fp32 parameters have no master copy: checkpoints read the parameters themselves, and loading
+// writes them; moments load by range.
+TEST(AdamW, Fp32StateLoadsAndReadsBackByRange) {
+  AdamW opt({{0, 4, true, 0}}, 4, AdamWSettings{}, AdamWOptions{});
+  std::vector<float> w(4, 0.0f);
+  const float values[] = {1.5f, -2.0f};
+  opt.load_params(w.data(), 1, values, 2);
+  EXPECT_EQ(w, (std::vector<float>{0.0f, 1.5f, -2.0f, 0.0f}));
+  EXPECT_EQ(opt.fp32_params(w.data()), w.data());
+  const float m[] = {0.25f}, v[] = {0.5f};
+  opt.load_moments(3, m, v, 1);
+  EXPECT_EQ(opt.m().data<float>()[3], 0.25f);
+  EXPECT_EQ(opt.v().data<float>()[3], 0.5f);
+  EXPECT_EQ(opt.v().data<float>()[0], 0.0f);
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "core/error.h"
-#include "core/gpt2.h"
+#include "core/model/param_layout.h"
 #include "parallel/ddp/sharding.h"
 
 namespace tt::parallel {
@@ -36,11 +36,11 @@ TEST(Buckets, ReverseOrderCapsAndSmallFirstBucket) {
 }
 
 TEST(Buckets, CoverBufferExactlyInDecreasingOrder) {
-  const GPT2Config cfg = GPT2Config::make(12, 12, 768, 50257, 1024);
+  const ModelDesc cfg = gpt2_desc(12, 12, 768, 50257, 1024);
   std::vector<std::pair<int64_t, int64_t>> ranges;
-  for (const auto& p : gpt2_param_layout(cfg)) ranges.push_back({p.offset, p.offset + shape_numel(p.shape)});
+  for (const auto& p : model_layout(cfg).tensors) ranges.push_back({p.offset, p.offset + shape_numel(p.shape)});
   const auto buckets = assign_buckets(ranges, 4, BucketCaps{});
-  EXPECT_EQ(buckets.front().end, gpt2_num_params(cfg));
+  EXPECT_EQ(buckets.front().end, model_num_params(cfg));
   EXPECT_EQ(buckets.back().begin, 0);
   for (size_t i = 1; i < buckets.size(); ++i) EXPECT_EQ(buckets[i].end, buckets[i - 1].begin);
   EXPECT_LE(buckets.front().size() * 4, int64_t(1) << 20);

@@ -1,7 +1,7 @@
 // Rank discovery from launcher environments (Open MPI, PMI, Slurm, torchrun), as pure functions of
 // an environment map: precedence, local ranks, Slurm task lists, and inconsistent values rejected
 // with the variable names.
-#include "launch/rank_discovery.h"
+#include "parallel/comm/rank_discovery.h"
 
 #include <gtest/gtest.h>
 

@@ -6,14 +6,16 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/exec.h"
 #include "core/logging.h"
 #include "parallel/comm/collective_args.h"
 
 namespace tt::parallel {
 
 namespace {
+// Host or device buffers alike: a single-rank job on a GPU reduces device gradients through here.
 void copy_elems(const void* src, void* dst, int64_t count, DType dtype) {
-  if (count > 0 && src != dst) std::memmove(dst, src, size_t(count) * dtype_size(dtype));
+  if (count > 0 && src != dst) copy_anywhere(dst, src, size_t(count) * dtype_size(dtype));
 }
 }  // namespace
 

@@ -43,8 +43,8 @@
 
 #include <memory>
 
-#include "launch/rank_discovery.h"
 #include "parallel/comm/communicator.h"
+#include "parallel/comm/rank_discovery.h"
 
 namespace tt::parallel {
 

@@ -17,12 +17,12 @@
 #include <thread>
 #include <vector>
 
-#include "launch/rank_discovery.h"
 #include "parallel/comm/backend_overrides.h"
 #include "parallel/comm/collective_args.h"
 #include "parallel/comm/layout_accessors.h"
 #include "parallel/comm/mpi/mpi_types.h"
 #include "parallel/comm/pending_note.h"
+#include "parallel/comm/rank_discovery.h"
 
 namespace tt::parallel::mpi_detail {
 

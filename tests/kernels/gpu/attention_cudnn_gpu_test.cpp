@@ -1,8 +1,9 @@
 // GPU tests for cuDNN's fused SDPA behind the public attention entry points (attention.h,
 // attention_cudnn.cpp), bf16 against the CPU reference on the same storage-rounded inputs: forward
 // output and logsumexp into poisoned buffers, backward accumulation into a pre-filled dqkv, head
-// sizes 64 and 128, T below, at and not a multiple of cuDNN's tiles, T = 1 (whose backward cuDNN
-// refuses: flash fallback); the lse of either implementation feeds the other's backward; the
+// sizes 64 and 128, T below, at and not a multiple of cuDNN's tiles, multi-head, grouped-query and
+// multi-query shapes (cuDNN's own GQA: K/V with NKV heads), T = 1 (whose backward cuDNN refuses:
+// flash fallback); the lse of either implementation feeds the other's backward; the
 // backward is deterministic; auto mode takes cuDNN for bf16 and the flash kernel for fp32; a call
 // cuDNN refuses (misaligned tensors) falls back in auto mode and throws in cudnn mode. Skips without
 // a device, without the cuDNN frontend in the build, or on GPUs older than sm80. The
@@ -40,9 +41,15 @@ std::string cudnn_sdpa_skip_reason() {
     if (!tt_skip_.empty()) GTEST_SKIP() << tt_skip_;       \
   } while (0)
 
-// T = 1 is ForwardBackwardT1's (cuDNN refuses a 1×1 backward).
-const AttentionShape kShapes[] = {{2, 7, 2, 64},  {1, 33, 3, 64},  {2, 100, 2, 128}, {1, 31, 2, 128},
-                                  {2, 64, 2, 64}, {1, 257, 1, 64}, {2, 129, 3, 128}, {1, 1000, 2, 64}};
+// T = 1 is ForwardBackwardT1's (cuDNN refuses a 1×1 backward). Multi-head first, then grouped-query
+// and multi-query.
+const AttentionShape kShapes[] = {
+    attention_shape(2, 7, 2, 2, 64),    attention_shape(1, 33, 3, 3, 64),   attention_shape(2, 100, 2, 2, 128),
+    attention_shape(1, 31, 2, 2, 128),  attention_shape(2, 64, 2, 2, 64),   attention_shape(1, 257, 1, 1, 64),
+    attention_shape(2, 129, 3, 3, 128), attention_shape(1, 1000, 2, 2, 64), attention_shape(2, 7, 4, 2, 64),
+    attention_shape(2, 100, 4, 1, 128), attention_shape(1, 257, 6, 3, 64),  attention_shape(2, 129, 8, 2, 128),
+    attention_shape(1, 1000, 8, 1, 64),
+};
 
 constexpr AttentionBackend kCudnn = AttentionBackend::kCudnn, kFlash = AttentionBackend::kFlash;
 
@@ -50,15 +57,15 @@ AttentionImpl impl_of(AttentionBackend b) { return b == kCudnn ? AttentionImpl::
 
 // Forward with backend `fwd`, backward (twice, bit-identical) with `bwd`; each call must have run on
 // the implementation given (a forced backend that cannot run a call throws).
-void check(AttentionShape s, AttentionBackend fwd, AttentionBackend bwd, AttentionImpl want_fwd,
+void check(const AttentionShape& s, AttentionBackend fwd, AttentionBackend bwd, AttentionImpl want_fwd,
            AttentionImpl want_bwd) {
-  const std::string what = str("attention bf16 ", attention_backend_name(fwd), "->", attention_backend_name(bwd),
-                               " B=", s.B, " T=", s.T, " NH=", s.NH, " HS=", s.HS);
+  const std::string what =
+      str("attention bf16 ", attention_backend_name(fwd), "->", attention_backend_name(bwd), " ", shape_label(s));
   SCOPED_TRACE(what);
   AttentionCase<bf16> c(s);
   {
     const ScopedAttentionBackend backend(fwd);
-    attention_forward_cuda(c.d_out.get(), c.d_lse.get(), c.d_qkv.get(), s.B, s.T, c.C, s.NH);
+    attention_forward_cuda(c.d_out.get(), c.d_lse.get(), c.d_qkv.get(), s);
     EXPECT_EQ(last_attention_impl(), want_fwd);
   }
   expect_close(download(c.d_out), c.out, relative_to_max(kBF16Tolerance, c.out), what + " out");
@@ -71,8 +78,7 @@ void check(AttentionShape s, AttentionBackend fwd, AttentionBackend bwd, Attenti
     auto d_dqkv = upload<bf16>(c.dqkv0);
     {
       const ScopedAttentionBackend backend(bwd);
-      attention_backward_cuda(d_dqkv.get(), c.d_dout.get(), c.d_qkv.get(), c.d_out.get(), c.d_lse.get(), s.B, s.T, c.C,
-                              s.NH);
+      attention_backward_cuda(d_dqkv.get(), c.d_dout.get(), c.d_qkv.get(), c.d_out.get(), c.d_lse.get(), s);
       EXPECT_EQ(last_attention_impl(), want_bwd);
     }
     expect_close(download(d_dqkv), c.dqkv, relative_to_max({2e-2, 2e-2}, c.dqkv), what + " dqkv (+=)");
@@ -83,27 +89,29 @@ void check(AttentionShape s, AttentionBackend fwd, AttentionBackend bwd, Attenti
   }
 }
 
-void check(AttentionShape s, AttentionBackend fwd, AttentionBackend bwd) {
+void check(const AttentionShape& s, AttentionBackend fwd, AttentionBackend bwd) {
   check(s, fwd, bwd, impl_of(fwd), impl_of(bwd));
 }
 
 TEST(AttentionCudnnGpu, ForwardBackward) {
   TT_REQUIRE_CUDNN_SDPA();
-  for (AttentionShape s : kShapes) check(s, kCudnn, kCudnn);
+  for (const AttentionShape& s : kShapes) check(s, kCudnn, kCudnn);
 }
 
 // cuDNN runs the T = 1 forward but refuses the backward (s_q = s_kv = 1): auto mode falls back to the
 // flash backward on cuDNN's lse.
 TEST(AttentionCudnnGpu, ForwardBackwardT1) {
   TT_REQUIRE_CUDNN_SDPA();
-  for (AttentionShape s : {AttentionShape{1, 1, 1, 64}, AttentionShape{3, 1, 2, 128}})
+  for (const AttentionShape& s :
+       {attention_shape(1, 1, 1, 1, 64), attention_shape(3, 1, 2, 2, 128), attention_shape(2, 1, 4, 2, 64)})
     check(s, kCudnn, AttentionBackend::kAuto, AttentionImpl::kCudnn, AttentionImpl::kFlash);
 }
 
 // The saved lse means the same on both paths, so a backward may run on the other implementation.
 TEST(AttentionCudnnGpu, LseInterchangeableWithFlash) {
   TT_REQUIRE_CUDNN_SDPA();
-  for (AttentionShape s : {AttentionShape{2, 100, 2, 128}, AttentionShape{1, 257, 1, 64}}) {
+  for (const AttentionShape& s : {attention_shape(2, 100, 2, 2, 128), attention_shape(1, 257, 1, 1, 64),
+                                  attention_shape(2, 100, 4, 2, 128), attention_shape(1, 257, 4, 1, 64)}) {
     check(s, kCudnn, kFlash);
     check(s, kFlash, kCudnn);
   }
@@ -112,22 +120,25 @@ TEST(AttentionCudnnGpu, LseInterchangeableWithFlash) {
 TEST(AttentionCudnnGpu, AutoTakesCudnnForBf16AndFlashForF32) {
   TT_REQUIRE_CUDNN_SDPA();
   const ScopedAttentionBackend backend(AttentionBackend::kAuto);
-  const int B = 2, T = 48, NH = 2, HS = 64, C = NH * HS;
-  DeviceBuffer<float> d_lse(size_t(B) * NH * T);
-  {
-    auto d_qkv = upload<bf16>(random_floats(size_t(B) * T * 3 * C, 1));
-    DeviceBuffer<bf16> d_out(size_t(B) * T * C);
-    attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), B, T, C, NH);
-    EXPECT_EQ(last_attention_impl(), AttentionImpl::kCudnn);
-  }
-  {
-    auto d_qkv = upload<float>(random_floats(size_t(B) * T * 3 * C, 1));
-    DeviceBuffer<float> d_out(size_t(B) * T * C);
-    attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), B, T, C, NH);
-    EXPECT_EQ(last_attention_impl(), AttentionImpl::kFlash);
-    const ScopedAttentionBackend cudnn(AttentionBackend::kCudnn);  // fp32 stays on flash even when forced
-    attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), B, T, C, NH);
-    EXPECT_EQ(last_attention_impl(), AttentionImpl::kFlash);
+  for (const AttentionShape& s : {attention_shape(2, 48, 2, 2, 64), attention_shape(2, 48, 4, 2, 64)}) {
+    SCOPED_TRACE(shape_label(s));
+    const size_t n_qkv = size_t(s.B) * s.T * s.qkv_dim(), n_out = size_t(s.B) * s.T * s.q_dim();
+    DeviceBuffer<float> d_lse(size_t(s.B) * s.NH * s.T);
+    {
+      auto d_qkv = upload<bf16>(random_floats(n_qkv, 1));
+      DeviceBuffer<bf16> d_out(n_out);
+      attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), s);
+      EXPECT_EQ(last_attention_impl(), AttentionImpl::kCudnn);
+    }
+    {
+      auto d_qkv = upload<float>(random_floats(n_qkv, 1));
+      DeviceBuffer<float> d_out(n_out);
+      attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), s);
+      EXPECT_EQ(last_attention_impl(), AttentionImpl::kFlash);
+      const ScopedAttentionBackend cudnn(AttentionBackend::kCudnn);  // fp32 stays on flash even when forced
+      attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv.get(), s);
+      EXPECT_EQ(last_attention_impl(), AttentionImpl::kFlash);
+    }
   }
   TT_CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -136,9 +147,8 @@ TEST(AttentionCudnnGpu, AutoTakesCudnnForBf16AndFlashForF32) {
 // kernel, forced cuDNN throws.
 TEST(AttentionCudnnGpu, RefusedCallFallsBackInAutoAndThrowsWhenForced) {
   TT_REQUIRE_CUDNN_SDPA();
-  const AttentionShape s{1, 40, 2, 64};
-  const int C = s.NH * s.HS;
-  const size_t n_qkv = size_t(s.B) * s.T * 3 * C, n_out = size_t(s.B) * s.T * C;
+  const AttentionShape s = attention_shape(1, 40, 4, 2, 64);
+  const size_t n_qkv = size_t(s.B) * s.T * s.qkv_dim(), n_out = size_t(s.B) * s.T * s.q_dim();
   const auto qkv = storage_round<bf16>(random_floats(n_qkv, 4, -1.5f, 1.5f));
   std::vector<float> padded(n_qkv + 1);
   std::copy(qkv.begin(), qkv.end(), padded.begin() + 1);
@@ -148,14 +158,14 @@ TEST(AttentionCudnnGpu, RefusedCallFallsBackInAutoAndThrowsWhenForced) {
   DeviceBuffer<float> d_lse(size_t(s.B) * s.NH * s.T);
   {
     const ScopedAttentionBackend cudnn(AttentionBackend::kCudnn);
-    EXPECT_THROW(attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv, s.B, s.T, C, s.NH), tt::Error);
+    EXPECT_THROW(attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv, s), tt::Error);
   }
   const ScopedAttentionBackend backend(AttentionBackend::kAuto);
   d_out.poison();
-  attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv, s.B, s.T, C, s.NH);
+  attention_forward_cuda(d_out.get(), d_lse.get(), d_qkv, s);
   EXPECT_EQ(last_attention_impl(), AttentionImpl::kFlash);
   std::vector<float> out(n_out), att(size_t(s.B) * s.NH * s.T * s.T);
-  attention_forward_cpu(out.data(), att.data(), qkv.data(), s.B, s.T, C, s.NH);
+  attention_forward_cpu(out.data(), att.data(), qkv.data(), s);
   expect_close(download(d_out), out, relative_to_max(kBF16Tolerance, out), "fallback out");
 }
 
@@ -181,13 +191,14 @@ TEST(AttentionBackendSelection, ParseAndNames) {
 TEST(AttentionBackendSelection, ForcedCudnnRefusalThrows) {
   const ScopedAttentionBackend cudnn(AttentionBackend::kCudnn);
   try {
-    attention_forward_cuda(static_cast<bf16*>(nullptr), nullptr, nullptr, 1, 4, 4, 1);
+    attention_forward_cuda(static_cast<bf16*>(nullptr), nullptr, nullptr, attention_shape(1, 4, 1, 1, 4));
     ADD_FAILURE() << "forced cuDNN accepted head size 4";
   } catch (const tt::Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kConfig);
     EXPECT_NE(std::string(e.what()).find("cudnn"), std::string::npos) << e.what();
   }
-  attention_backward_cuda(static_cast<bf16*>(nullptr), nullptr, nullptr, nullptr, nullptr, 1, 4, 64, 1);
+  attention_backward_cuda(static_cast<bf16*>(nullptr), nullptr, nullptr, nullptr, nullptr,
+                          attention_shape(1, 4, 1, 1, 64));
 }
 
 }  // namespace

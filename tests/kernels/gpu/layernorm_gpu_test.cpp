@@ -28,9 +28,10 @@ void check_forward(Shape s) {
   DeviceBuffer<T> d_out(nc);
   DeviceBuffer<float> d_mean(s.N), d_rstd(s.N);
   d_out.poison(), d_mean.poison(), d_rstd.poison();
-  layernorm_forward_cuda(d_out.get(), d_mean.get(), d_rstd.get(), d_inp.get(), d_w.get(), d_b.get(), s.N, s.C);
+  layernorm_forward_cuda(d_out.get(), d_mean.get(), d_rstd.get(), d_inp.get(), d_w.get(), d_b.get(), s.N, s.C,
+                         kLayerNormEps);
   std::vector<float> out(nc), mean(s.N), rstd(s.N);
-  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), s.N, s.C);
+  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), s.N, s.C, kLayerNormEps);
   expect_close(download(d_out), out, default_tolerance<T>(), what + " out");
   expect_close(download(d_mean), mean, kF32Tolerance, what + " mean");
   expect_close(download(d_rstd), rstd, {1e-5, 1e-5}, what + " rstd");
@@ -41,11 +42,11 @@ void check_forward(Shape s) {
   DeviceBuffer<T> d_res(nc);
   d_res.poison(), d_out.poison(), d_mean.poison(), d_rstd.poison();
   fused_residual_layernorm_forward_cuda(d_res.get(), d_out.get(), d_mean.get(), d_rstd.get(), d_inp.get(), d_a2.get(),
-                                        d_w.get(), d_b.get(), s.N, s.C);
+                                        d_w.get(), d_b.get(), s.N, s.C, kLayerNormEps);
   std::vector<float> res(nc);
   for (size_t i = 0; i < nc; ++i) res[i] = inp[i] + a2[i];
   res = storage_round<T>(res);
-  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), res.data(), w.data(), b.data(), s.N, s.C);
+  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), res.data(), w.data(), b.data(), s.N, s.C, kLayerNormEps);
   expect_close(download(d_res), res, kF32Tolerance, what + " fused residual");
   expect_close(download(d_out), out, default_tolerance<T>(), what + " fused out");
   expect_close(download(d_mean), mean, kF32Tolerance, what + " fused mean");
@@ -53,7 +54,7 @@ void check_forward(Shape s) {
   // In place: residual written over inp1.
   d_out.poison();
   fused_residual_layernorm_forward_cuda(d_inp.get(), d_out.get(), nullptr, nullptr, d_inp.get(), d_a2.get(), d_w.get(),
-                                        d_b.get(), s.N, s.C);
+                                        d_b.get(), s.N, s.C, kLayerNormEps);
   expect_close(download(d_inp), res, kF32Tolerance, what + " fused residual in place");
   expect_close(download(d_out), out, default_tolerance<T>(), what + " fused out in place");
 }
@@ -69,7 +70,7 @@ void check_backward(Shape s) {
   const auto dinp0 = storage_round<T>(random_floats(nc, 6)), dw0 = storage_round<T>(random_floats(s.C, 7)),
              db0 = storage_round<T>(random_floats(s.C, 8));
   std::vector<float> out(nc), mean(s.N), rstd(s.N);
-  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), s.N, s.C);
+  layernorm_forward_cpu(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), s.N, s.C, kLayerNormEps);
   auto dinp = dinp0, dw = dw0, db = db0;
   layernorm_backward_cpu(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), mean.data(), rstd.data(),
                          s.N, s.C);

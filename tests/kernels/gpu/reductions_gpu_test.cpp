@@ -1,6 +1,6 @@
 // GPU tests for reductions.cu: sum of squares of fp32 and bf16 arrays into a double or float
 // device result, against the CPU reference, including n = 0 and sizes that are not multiples of
-// the block; two runs bit-identical.
+// the block; two runs bit-identical. mean_accumulate into a pre-set fp32 sum likewise.
 #include <gtest/gtest.h>
 
 #include "kernels/reductions/reductions.h"
@@ -40,6 +40,25 @@ TEST(ReductionsGpu, SumSquares) {
     check<float, float>(n);
     check<bf16, double>(n);
     check<bf16, float>(n);
+  }
+}
+
+TEST(ReductionsGpu, MeanAccumulate) {
+  TT_REQUIRE_GPU();
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{1000}, int64_t{65537}}) {
+    const std::string what = str("mean_accumulate n=", n);
+    const auto x = random_floats(n, 2, 0.f, 11.f);
+    float want = 1.5f;
+    mean_accumulate_cpu(&want, x.data(), n);
+    auto d_x = upload<float>(x);
+    float got[2];
+    for (int run = 0; run < 2; ++run) {
+      auto d_sum = upload<float>({1.5f});
+      mean_accumulate_cuda(d_sum.get(), d_x.get(), n);
+      got[run] = download(d_sum)[0];
+    }
+    EXPECT_NEAR(got[0], want, 1e-5 * want) << what;
+    EXPECT_EQ(std::memcmp(&got[0], &got[1], sizeof(float)), 0) << what << " determinism";
   }
 }
 

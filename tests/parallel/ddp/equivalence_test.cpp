@@ -1,6 +1,7 @@
 // Data parallelism end to end through `mpirun ... topotrain train`: N ranks equal one rank with N
 // accumulation steps for every zero stage, communication overlaps backward, and checkpoints resume
-// bit-exactly with the same rank count and continue the same trajectory with a different one.
+// bit-exactly with the same rank count and continue the same trajectory with a different one. The
+// equivalence, resume and ZeRO-3 suites run for GPT-2 and for a Llama (GQA, RoPE, SwiGLU, untied head).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +12,8 @@
 #include <string>
 
 #include "core/checkpoint_io.h"
-#include "core/gpt2.h"
+#include "core/model/model_desc.h"
+#include "core/model/param_layout.h"
 #include "parallel/ddp/sharding.h"
 #include "tests/parallel/ddp/tiny_train.h"
 #include "tests/test_util.h"
@@ -25,11 +27,13 @@ class DataParallel : public test::TinyTrainTest {
  protected:
   // Runs `topotrain train` on `ranks` processes (plain process for 1) into run_dir; returns output.
   test::CommandResult train(int ranks, const std::string& run_dir, const std::string& extra) {
-    const std::string args = test::tiny_train_args(dir_, run_dir, 6, extra);
+    const std::string args = test::tiny_train_args(dir_, run_dir, 6, extra, arch());
     if (ranks == 1) return test::run_topotrain(args);
     return test::run_command("mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
                              std::string(TT_BINARY) + " " + args);
   }
+
+  virtual std::string arch() const { return "gpt2"; }
 
   void expect_close(const std::map<int, test::StepMetrics>& a, const std::map<int, test::StepMetrics>& b, double rel,
                     const std::string& what) {
@@ -41,9 +45,16 @@ class DataParallel : public test::TinyTrainTest {
   }
 };
 
+// The suites that run for every architecture.
+class DataParallelArch : public DataParallel, public ::testing::WithParamInterface<const char*> {
+ protected:
+  std::string arch() const override { return GetParam(); }
+};
+INSTANTIATE_TEST_SUITE_P(Archs, DataParallelArch, ::testing::ValuesIn(test::kTinyArchs));
+
 // N ranks x batch B see exactly the batches one rank sees with N accumulation micro-steps, so the
 // loss trajectories agree up to float summation order (measured ~2e-7 relative).
-TEST_F(DataParallel, NRanksEqualOneRankWithNAccumulationStepsForEveryZeroStage) {
+TEST_P(DataParallelArch, NRanksEqualOneRankWithNAccumulationStepsForEveryZeroStage) {
   for (int ranks : {2, 3}) {
     auto single = train(1, "single" + std::to_string(ranks), "--set train.grad_accum_steps=" + std::to_string(ranks));
     ASSERT_EQ(single.exit_code, 0) << single.output;
@@ -93,7 +104,7 @@ TEST_F(DataParallel, CommunicationOverlapsBackward) {
 // Same rank count: resuming from the mid-run checkpoint reproduces the uninterrupted losses exactly.
 // Different rank count: 2 ranks x 2 micro-steps resumed as 4 ranks x 1 (same global batch, ZeRO shards
 // re-cut from 2 to 4) continues the same trajectory.
-TEST_F(DataParallel, ResumeSameRanksBitExactAndOtherRanksContinues) {
+TEST_P(DataParallelArch, ResumeSameRanksBitExactAndOtherRanksContinues) {
   const std::string common = "--set checkpoint.every=6 --set parallel.zero_stage=1 --set train.grad_accum_steps=2";
   auto full = train(2, "full", common);
   ASSERT_EQ(full.exit_code, 0) << full.output;
@@ -167,7 +178,7 @@ namespace {
 // validation with 5 batches (not a multiple of the ranks: every rank still runs every collective forward), a sample at
 // the end (gathered). Its checkpoint resumes bit-exactly, and as 2 ranks of ZeRO-0 it continues the same trajectory, as
 // does ZeRO-2's (contiguous shards) as 2 ranks of ZeRO-3 (shards cut per group).
-TEST_F(DataParallel, Zero3TrainsBitIdenticallyToZero2AndResumes) {
+TEST_P(DataParallelArch, Zero3TrainsBitIdenticallyToZero2AndResumes) {
   const std::string common =
       "--set train.grad_accum_steps=2 --set train.val_batches=5 --set checkpoint.every=6 --set train.log_every=1";
   auto z2 = train(3, "z2", common + " --set parallel.zero_stage=2");
@@ -259,9 +270,9 @@ TEST_F(DataParallel, Zero3HoldsAParameterShardInsteadOfAllParameters) {
     peak[stage] = metrics.rbegin()->second.peak_memory_bytes;  // before the final checkpoint
     EXPECT_GT(peak[stage], 0.0) << run;
   }
-  const GPT2Config cfg = GPT2Config::make(8, 4, 256, 16, 64);
-  const auto groups = gpt2_param_groups(cfg);
-  const int64_t n = gpt2_num_params(cfg), block = groups[1].size();
+  const ModelLayout layout = model_layout(gpt2_desc(8, 4, 256, 16, 64));
+  const auto& groups = layout.groups;
+  const int64_t n = layout.numel, block = groups[1].size();
   const int64_t shard = parallel::ShardLayout(group_ranges(groups), 3, 0).size();
   const double windows = double(groups[0].size() + 2 * block);
   const double saved = 4.0 * (double(n - shard) - windows) + 4.0 * (double(n) - windows);
@@ -282,7 +293,7 @@ TEST_F(DataParallel, ShardedCheckpointsStreamThroughRankZero) {
   const auto metrics = test::read_step_metrics(dir_.file(run + "/metrics.jsonl"));
   ASSERT_EQ(metrics.size(), 4u);
   const double before = metrics.at(2).peak_memory_bytes, after = metrics.at(3).peak_memory_bytes;
-  const int64_t n = gpt2_num_params(GPT2Config::make(8, 4, 256, 16, 64));
+  const int64_t n = model_num_params(gpt2_desc(8, 4, 256, 16, 64));
   EXPECT_LT(after - before, 4.0 * double(n))
       << "peak " << before << " B before the checkpoint, " << after << " B after";
   const std::string ckpt = checkpoint_path(dir_.file(run + "/checkpoints"), 2);

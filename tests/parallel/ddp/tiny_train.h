@@ -1,6 +1,7 @@
-// Shared by the end-to-end data-parallel suites: the `topotrain train` arguments (gpt2-tiny-synth on
-// the synthetic data under dir/data, 12 steps of batch 4, logging every 4 steps into dir/run_dir), and
-// the fixture that writes that data, and the check that bucket communication overlaps backward.
+// Shared by the end-to-end data-parallel suites: the `topotrain train` arguments (<arch>-tiny-synth,
+// GPT-2 or Llama, on the synthetic data under dir/data, 12 steps of batch 4, logging every 4 steps
+// into dir/run_dir), the fixture that writes that data, and the check that bucket communication
+// overlaps backward.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -25,10 +26,13 @@ class TinyTrainTest : public ::testing::Test {
   TempDir dir_;
 };
 
+// The architectures the end-to-end suites run for (examples/<arch>-tiny-synth.pbtxt).
+inline const char* const kTinyArchs[] = {"gpt2", "llama"};
+
 // "train --config ... --set parallel.timeout_s=60 " (ends in a space), followed by `extra`.
 inline std::string tiny_train_args(const TempDir& dir, const std::string& run_dir, int val_every,
-                                   const std::string& extra) {
-  return "train --config " + source_dir() + "/examples/gpt2-tiny-synth.pbtxt" +
+                                   const std::string& extra, const std::string& arch = "gpt2") {
+  return "train --config " + source_dir() + "/examples/" + arch + "-tiny-synth.pbtxt" +
          " --set data.train=" + dir.file("data/train.bin") + " --set data.val=" + dir.file("data/val.bin") +
          " --set logging.run_dir=" + dir.file(run_dir) +
          " --set model.vocab_size=16 --set train.batch_size=4 --set train.steps=12" +

@@ -30,11 +30,24 @@ void fill_local(const ShardLayout& layout, float* local, int version) {
   for (const auto& piece : layout.pieces())
     for (int64_t i = piece.begin; i < piece.end; ++i) local[piece.local + i - piece.begin] = value_at(i, version);
 }
-void fill_shard(ShardedParams& p, int version) { fill_local(p.layout(), p.shard_data(), version); }
+void fill_shard(ShardedParams& p, int version) { fill_local(p.layout(), static_cast<float*>(p.shard_data()), version); }
+
+// The whole buffer onto rank 0 (full ignored elsewhere) through the chunk sink.
+void gather_whole(Communicator& c, const ShardLayout& layout, const float* mine, float* full,
+                  int64_t chunk = int64_t(1) << 22) {
+  int64_t at = 0;
+  gather_to_rank0(
+      c, layout, mine, DType::kF32, Exec{},
+      [&](const void* part, int64_t count) {
+        std::copy_n(static_cast<const float*>(part), count, full + at);
+        at += count;
+      },
+      chunk);
+}
 
 // Number of elements of `group` that differ from value_at(·, version) (0 when acquire is right).
 int64_t mismatches(ShardedParams& p, const std::vector<ParamGroup>& groups, int group, int next, int version) {
-  const float* v = p.acquire(group, next);
+  const float* v = static_cast<const float*>(p.acquire(group, next));
   int64_t bad = 0;
   for (int64_t i = groups[size_t(group)].begin; i < groups[size_t(group)].end; ++i)
     bad += v[i - groups[size_t(group)].begin] != value_at(i, version);
@@ -65,7 +78,7 @@ TEST(ShardedParams, AcquireReturnsEveryGroupAsTheShardsHoldIt) {
   EXPECT_EQ(p.take_wait_s(), 0.0);
 
   std::vector<float> full(1500, -1.0f);
-  gather_to_rank0(mpi_comm(), p.layout(), p.shard_data(), mpi_comm().rank() == 0 ? full.data() : nullptr);
+  gather_whole(mpi_comm(), p.layout(), static_cast<const float*>(p.shard_data()), full.data());
   int64_t bad = 0;
   for (int64_t i = 0; i < 1500 && mpi_comm().rank() == 0; ++i) bad += full[size_t(i)] != value_at(i, 1);
   EXPECT_EQ(bad, 0);
@@ -85,7 +98,7 @@ TEST(ShardGather, WholeBufferOnRankZeroInChunksAndRangesEverywhere) {
     fill_local(layout, shard.data(), 2);
     for (int64_t chunk : {int64_t(97), int64_t(1000), int64_t(1) << 22}) {
       std::vector<float> full(c.rank() == 0 ? size_t(n) : 0, -1.0f);
-      gather_to_rank0(c, layout, shard.data(), c.rank() == 0 ? full.data() : nullptr, chunk);
+      gather_whole(c, layout, shard.data(), full.data(), chunk);
       int64_t bad = 0;
       for (int64_t i = 0; i < int64_t(full.size()); ++i) bad += full[size_t(i)] != value_at(i, 2);
       EXPECT_EQ(bad, 0) << "chunk " << chunk;
@@ -94,7 +107,7 @@ TEST(ShardGather, WholeBufferOnRankZeroInChunksAndRangesEverywhere) {
     if (layout.contiguous()) ranges.insert(ranges.end(), {{0, n}, {690, 1210}});
     for (auto [begin, end] : ranges) {
       std::vector<float> out(size_t(std::max<int64_t>(end - begin, 1)), -1.0f);
-      all_gather_range(c, layout, shard.data(), begin, end, out.data())->wait();
+      all_gather_range(c, layout, shard.data(), DType::kF32, begin, end, out.data())->wait();
       int64_t bad = 0;
       for (int64_t i = begin; i < end; ++i) bad += out[size_t(i - begin)] != value_at(i, 2);
       EXPECT_EQ(bad, 0) << "[" << begin << ", " << end << ")";

@@ -110,7 +110,7 @@ TEST(NcclGradReducer, GpuGradientsReduceAsOnTheCpu) {
       Tensor gpu_grads = Tensor::zeros("gpu.grads", {kElems}, dtype, Device::cuda(nccl->device()));
       GradReducer on_cpu(local, cpu_grads, kRanges, s.zero_stage, caps, s.compression, true, s.shape);
       GradReducer on_gpu(*nccl, gpu_grads, kRanges, s.zero_stage, caps, s.compression, true, s.shape, 0,
-                         /*cuda_stream=*/nullptr);
+                         Exec{Device::cuda(nccl->device()), /*stream: the legacy default*/ nullptr});
       EXPECT_EQ(on_gpu.buckets().size(), on_cpu.buckets().size()) << what;
       const std::vector<uint8_t> want = run(on_cpu, cpu_grads), got = run(on_gpu, gpu_grads);
       ASSERT_EQ(got.size(), want.size()) << what;

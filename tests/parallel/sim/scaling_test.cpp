@@ -15,7 +15,7 @@ namespace tt::sim {
 namespace {
 
 TEST(Scaling, RowsPerGpuCountAndFamily) {
-  const auto model = strategy::model_preset("gpt2-124m", 16384);
+  const auto model = strategy::preset_model_spec("gpt2-124m", 16384);
   const ScalingResult r = simulate_scaling(topology::preset_topology("8xh100-sxm"), model, {1, 8, 16}, {});
   const auto& fams = scaling_families();
   ASSERT_EQ(r.rows.size(), 3 * fams.size());
@@ -41,7 +41,7 @@ TEST(Scaling, RowsPerGpuCountAndFamily) {
 }
 
 TEST(Scaling, SlowNetworkCostsEfficiencyAndInt8RecoversSome) {
-  const auto model = strategy::model_preset("gpt2-124m", 16384);
+  const auto model = strategy::preset_model_spec("gpt2-124m", 16384);
   const ScalingResult r = simulate_scaling(topology::preset_topology("2x8x4090-pcie-1gbe"), model, {16}, {});
   double fp32 = NAN, int8 = NAN;
   for (const auto& row : r.rows) {
@@ -55,7 +55,7 @@ TEST(Scaling, SlowNetworkCostsEfficiencyAndInt8RecoversSome) {
 TEST(Scaling, PlotDrawsOnlyFamiliesWithPoints) {
   // One node: no hierarchical candidate at any size, so no hierarchical line (gnuplot would warn
   // "Skipping data file with no valid points"); two nodes: it is drawn.
-  const auto model = strategy::model_preset("gpt2-124m", 16384);
+  const auto model = strategy::preset_model_spec("gpt2-124m", 16384);
   const std::string one_node = scaling_gnuplot_script(
       simulate_scaling(topology::preset_topology("8xh100-sxm"), model, {2, 8}, {}), "d", "p.png");
   EXPECT_EQ(one_node.find("title 'hierarchical'"), std::string::npos) << one_node;
@@ -94,8 +94,22 @@ TEST(SimulateCli, WritesCsvAndPng) {
   EXPECT_EQ(std::string(magic + 1, 3), "PNG");
 }
 
+// The model of a run config, as the trainer builds it: Llama-2-7B's example prices as the llama2-7b
+// preset does at the same tokens per GPU.
+TEST(SimulateCli, ModelFromAConfigEqualsItsPreset) {
+  const std::string args = " --preset 8xa100-sxm --gpus 8,16 --tokens-per-gpu 65536";
+  const test::CommandResult from_config =
+      test::run_topotrain("simulate --config " + test::source_dir() + "/examples/llama-7b.pbtxt" + args);
+  ASSERT_EQ(from_config.exit_code, 0) << from_config.output;
+  const test::CommandResult preset = test::run_topotrain("simulate --model llama2-7b" + args);
+  ASSERT_EQ(preset.exit_code, 0) << preset.output;
+  auto table = [](const std::string& out) { return out.substr(out.find('\n')); };  // past the title line
+  EXPECT_EQ(table(from_config.output), table(preset.output));
+}
+
 TEST(SimulateCli, UsageErrors) {
   EXPECT_EQ(test::run_topotrain("simulate --model gpt2-124m --preset 8x4090-pcie --gpus 4,2").exit_code, 2);
+  EXPECT_EQ(test::run_topotrain("simulate --model gpt2-124m --config x.pbtxt --preset 8x4090-pcie").exit_code, 2);
   EXPECT_EQ(test::run_topotrain("simulate --model gpt5 --preset 8x4090-pcie").exit_code, 2);
   EXPECT_EQ(test::run_topotrain("simulate --model gpt2-124m").exit_code, 2);
 }

@@ -6,7 +6,8 @@
 
 #include <algorithm>
 
-#include "core/gpt2.h"
+#include "core/model/init_weights.h"
+#include "core/model/model.h"
 #include "parallel/topology/presets.h"
 
 namespace tt::strategy {
@@ -23,10 +24,10 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
 }
 
 TEST(ModelSpec, Gpt2LayoutAndBackwardTimeline) {
-  const GPT2Config cfg = GPT2Config::make(12, 12, 768, 50257, 1024);
-  const ModelSpec m = gpt2_model_spec(cfg, 1024, 16384);
-  EXPECT_EQ(m.num_params, gpt2_num_params(cfg));
-  EXPECT_DOUBLE_EQ(m.flops_per_token, gpt2_flops_per_token(cfg, 1024));
+  const ModelDesc cfg = gpt2_desc(12, 12, 768, 50257, 1024);
+  const ModelSpec m = model_spec(cfg, 1024, 16384);
+  EXPECT_EQ(m.num_params, model_num_params(cfg));
+  EXPECT_DOUBLE_EQ(m.flops_per_token, model_flops_per_token(cfg, 1024));
   ASSERT_EQ(m.tensor_ranges.size(), m.ready_fraction.size());
   EXPECT_EQ(m.ready_fraction.front(), 1.0);  // wte (tied LM head): final only after the embedding backward
   // From the final LayerNorm back to block 0, later tensors are ready earlier.
@@ -37,11 +38,11 @@ TEST(ModelSpec, Gpt2LayoutAndBackwardTimeline) {
   EXPECT_NEAR(m.flops_per_token, 0.86e9, 0.02e9);  // DESIGN.md: ~0.86 GFLOP/token
 }
 
-// ZeRO-3's gather units and acquire orders, as GPT2::forward/backward and ShardedParams run them.
+// ZeRO-3's gather units and acquire orders, as Model::forward/backward and ShardedParams run them.
 TEST(ModelSpec, Zero3GroupsAndAcquireOrdersMatchTheModel) {
-  const GPT2Config cfg = GPT2Config::make(4, 4, 256, 16, 64);
-  const ModelSpec m = gpt2_model_spec(cfg, 64, 256);
-  const auto groups = gpt2_param_groups(cfg);
+  const ModelDesc cfg = gpt2_desc(4, 4, 256, 16, 64);
+  const ModelSpec m = model_spec(cfg, 64, 256);
+  const auto groups = model_layout(cfg).groups;
   ASSERT_EQ(m.param_groups.size(), groups.size());
   for (size_t g = 0; g < groups.size(); ++g) {
     EXPECT_EQ(m.param_groups[g].first, groups[g].begin) << g;
@@ -56,9 +57,9 @@ TEST(ModelSpec, Zero3GroupsAndAcquireOrdersMatchTheModel) {
   };
   EXPECT_EQ(order(m.forward_acquires), (std::vector<int>{0, 1, 2, 3, 4, 5, 0}));  // L+1 = 5, tied head last
   EXPECT_EQ(order(m.backward_acquires), (std::vector<int>{0, 5, 4, 3, 2, 1}));
-  EXPECT_EQ(m.resident_groups, std::vector<int>{kGpt2ReusedGroup});
+  EXPECT_EQ(m.resident_groups, std::vector<int>{0});
   // Llama-style (untied head): no resident group; the head lives with the final norm in group L+1.
-  const ModelSpec llama = model_preset("llama-7b", 4096);
+  const ModelSpec llama = preset_model_spec("llama-7b", 4096);
   ASSERT_EQ(llama.param_groups.size(), 34u);
   EXPECT_EQ(llama.param_groups.back().second, llama.num_params);
   for (size_t g = 1; g < llama.param_groups.size(); ++g)
@@ -68,12 +69,13 @@ TEST(ModelSpec, Zero3GroupsAndAcquireOrdersMatchTheModel) {
 }
 
 // ... and the order is the one the model really acquires them in: a forward and a backward of a
-// real GPT2 reading its parameters through a ParamSource.
+// real Model reading its parameters through a ParamSource, with a tied head (GPT-2) and an untied
+// one (Llama).
 class RecordingSource : public ParamSource {
  public:
   RecordingSource(const std::vector<float>& full, std::vector<ParamGroup> groups)
       : full_(full), groups_(std::move(groups)) {}
-  const float* acquire(int group, int) override {
+  const void* acquire(int group, int) override {
     order.push_back(group);
     return full_.data() + groups_[size_t(group)].begin;
   }
@@ -86,36 +88,42 @@ class RecordingSource : public ParamSource {
 
 TEST(ModelSpec, Zero3AcquireOrdersAreTheModelsOwn) {
   const int B = 2, T = 4;
-  const GPT2Config cfg = GPT2Config::make(3, 2, 8, 11, T);
-  GPT2 own(cfg, B, T);
-  own.init_weights(3, 0.05f);
-  const std::vector<float> full(own.params().data<float>(), own.params().data<float>() + own.params().numel());
-  GPT2 model(cfg, B, T, /*hold_params=*/false);
-  RecordingSource source(full, gpt2_param_groups(cfg));
-  model.set_param_source(&source);
-  const std::vector<int32_t> tokens = {1, 2, 3, 4, 5, 6, 7, 8}, targets = {2, 3, 4, 5, 6, 7, 8, 9};
-  model.forward(tokens.data(), targets.data(), B, T);
-  const std::vector<int> forward = source.order;
-  source.order.clear();
-  model.backward();
-  const ModelSpec m = gpt2_model_spec(cfg, T, B * T);
-  auto groups_of = [](const std::vector<std::pair<int, double>>& acquires) {
-    std::vector<int> g;
-    for (const auto& a : acquires) g.push_back(a.first);
-    return g;
-  };
-  EXPECT_EQ(groups_of(m.forward_acquires), forward);
-  EXPECT_EQ(groups_of(m.backward_acquires), source.order);
+  for (const ModelDesc& cfg : {gpt2_desc(3, 2, 8, 11, T), llama_desc(3, 2, 1, 8, 11, T)}) {
+    const ModelLayout layout = model_layout(cfg);
+    std::vector<float> full(size_t(layout.numel));
+    init_weights(cfg, layout, 3, 0, layout.numel, full.data());
+    ModelOptions opts;
+    opts.max_batch = B;
+    opts.max_seq = T;
+    opts.hold_params = false;
+    Model model(cfg, opts);
+    RecordingSource source(full, layout.groups);
+    model.set_param_source(&source);
+    const std::vector<int32_t> tokens = {1, 2, 3, 4, 5, 6, 7, 8}, targets = {2, 3, 4, 5, 6, 7, 8, 9};
+    model.forward(tokens.data(), targets.data(), B, T);
+    const std::vector<int> forward = source.order;
+    source.order.clear();
+    model.backward();
+    const ModelSpec m = model_spec(cfg, T, B * T);
+    auto groups_of = [](const std::vector<std::pair<int, double>>& acquires) {
+      std::vector<int> g;
+      for (const auto& a : acquires) g.push_back(a.first);
+      return g;
+    };
+    EXPECT_EQ(groups_of(m.forward_acquires), forward) << cfg.str();
+    EXPECT_EQ(groups_of(m.backward_acquires), source.order) << cfg.str();
+    EXPECT_EQ(m.resident_groups, layout.reused_groups) << cfg.str();
+  }
 }
 
 TEST(ModelSpec, PresetsAndLlama7b) {
-  EXPECT_NEAR(double(model_preset("gpt2-350m", 1024).num_params), 355e6, 5e6);
-  const ModelSpec llama = model_preset("llama-7b", 4096);
+  EXPECT_NEAR(double(preset_model_spec("gpt2-350m", 1024).num_params), 355e6, 5e6);
+  const ModelSpec llama = preset_model_spec("llama-7b", 4096);
   EXPECT_NEAR(double(llama.num_params), 6.74e9, 0.01e9);
   EXPECT_EQ(llama.n_layer, 32);
   EXPECT_LT(llama.ready_fraction.back(), 0.05);  // untied LM head: ready right after its matmul
   EXPECT_EQ(llama.ready_fraction.front(), 1.0);  // embeddings last
-  EXPECT_THROW(model_preset("gpt5", 1), Error);
+  EXPECT_THROW(preset_model_spec("gpt5", 1), Error);
 }
 
 TEST(Memory, ZeroFormulasWithK12) {
@@ -136,15 +144,15 @@ TEST(Memory, CpuTrainerFormulas) {
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(3, psi, 8, Payload::kFp32), 500 + 1000 + 1000);
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(3, psi, 8, Payload::kFp32, 100), 500 + 1000 + 1000 + 800);
   // GPT-2's windows: the tied embeddings (resident) and two blocks, for parameters and gradients alike.
-  const GPT2Config cfg = GPT2Config::make(4, 4, 256, 16, 64);
-  const auto groups = gpt2_param_groups(cfg);
-  EXPECT_EQ(zero3_window_elements(gpt2_model_spec(cfg, 64, 256)), groups[0].size() + 2 * groups[1].size());
+  const ModelDesc cfg = gpt2_desc(4, 4, 256, 16, 64);
+  const auto groups = model_layout(cfg).groups;
+  EXPECT_EQ(zero3_window_elements(model_spec(cfg, 64, 256)), groups[0].size() + 2 * groups[1].size());
   EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(0, psi, 8, Payload::kInt8), 16000 + 4000);
 }
 
 // On CPU ranks, a memory budget that only ZeRO-3 meets makes it the pick, and `train` runs it.
 TEST(Planner, CpuRanksPickRunnableZero3WhenOnlyItFits) {
-  const ModelSpec gpt2 = gpt2_model_spec(GPT2Config::make(12, 12, 768, 50257, 1024), 1024, 8 * 1024);
+  const ModelSpec gpt2 = model_spec(gpt2_desc(12, 12, 768, 50257, 1024), 1024, 8 * 1024);
   cost::Cluster cpus = cost::cluster_of(topology::preset_topology("8x4090-pcie"));
   cpus.has_gpus = false;
   PlanOptions options;
@@ -168,8 +176,8 @@ TEST(Planner, CpuRanksPickRunnableZero3WhenOnlyItFits) {
 // not left in the two windows gathered again in backward, every group reduced. (Priced per owner,
 // as contiguous shards would make them, each would take twice as long.)
 TEST(Planner, Zero3GathersAndReducesEachGroupAcrossAllRanks) {
-  const GPT2Config cfg = GPT2Config::make(4, 4, 256, 16, 64);
-  ModelSpec model = gpt2_model_spec(cfg, 64, 256);
+  const ModelDesc cfg = gpt2_desc(4, 4, 256, 16, 64);
+  ModelSpec model = model_spec(cfg, 64, 256);
   model.measured_forward_s = model.measured_backward_s = 1e-12;
   cost::Cluster cpus = cost::cluster_of(topology::preset_topology("8x4090-pcie"), 2);
   cpus.has_gpus = false;
@@ -180,7 +188,7 @@ TEST(Planner, Zero3GathersAndReducesEachGroupAcrossAllRanks) {
   EXPECT_EQ(zero3, 1);  // fp32 ring only: no bucket cap, no compressed ZeRO, one node
   const Candidate c =
       evaluate_candidate(cpus, model, compute_times(model, cpus), 25, Payload::kFp32, cost::Algorithm::kRing, 3, 0);
-  const auto groups = gpt2_param_groups(cfg);
+  const auto groups = model_layout(cfg).groups;
   EXPECT_EQ(c.num_buckets, int(groups.size()));
   EXPECT_EQ(c.bucket_name(), "group");
   auto cost_of = [&](cost::Collective op, const ParamGroup& g) {
@@ -196,7 +204,7 @@ TEST(Planner, Zero3GathersAndReducesEachGroupAcrossAllRanks) {
 
 TEST(Planner, Int8WinsOnTwoNodesOver1GbE) {
   for (const char* preset : {"2x8x4090-pcie-1gbe", "2x8xh100-sxm-1gbe"}) {
-    const StrategyPlan plan = plan_on(preset, model_preset("gpt2-124m", 16384));
+    const StrategyPlan plan = plan_on(preset, preset_model_spec("gpt2-124m", 16384));
     ASSERT_NE(plan.picked(), nullptr) << preset;
     EXPECT_EQ(plan.picked()->payload, Payload::kInt8) << preset << ": " << plan.reason;
     EXPECT_NE(plan.reason.find("int8+ef"), std::string::npos) << plan.reason;
@@ -207,7 +215,7 @@ TEST(Planner, Int8WinsOnTwoNodesOver1GbE) {
 
 TEST(Planner, Fp32WinsOnSingleNodeNvlink) {
   for (const char* preset : {"8xh100-sxm", "8xa100-sxm"}) {
-    const StrategyPlan plan = plan_on(preset, model_preset("gpt2-124m", 16384));
+    const StrategyPlan plan = plan_on(preset, preset_model_spec("gpt2-124m", 16384));
     ASSERT_NE(plan.picked(), nullptr);
     EXPECT_EQ(plan.picked()->payload, Payload::kFp32) << preset << ": " << plan.reason;
     EXPECT_NE(plan.picked()->shape, cost::Algorithm::kHierarchical);
@@ -221,7 +229,7 @@ TEST(Planner, Fp32WinsOnSingleNodeNvlink) {
 // 8xH100 NVLink (400 GB/s busbw) the same gradients take ~3.6 ms, mostly hidden: compression buys
 // nothing, so fp32 (the most precise) is kept.
 TEST(Planner, PcieAnd4090sPickDifferentlyFromNvlinkH100s) {
-  const ModelSpec model = model_preset("gpt2-124m", 16384);
+  const ModelSpec model = preset_model_spec("gpt2-124m", 16384);
   const StrategyPlan pcie = plan_on("8x4090-pcie", model);
   const StrategyPlan nvlink = plan_on("8xh100-sxm", model);
   ASSERT_NE(pcie.picked(), nullptr);
@@ -233,7 +241,7 @@ TEST(Planner, PcieAnd4090sPickDifferentlyFromNvlinkH100s) {
 }
 
 TEST(Planner, HierarchicalBeatsFlatWhenTheNetworkIsMuchSlower) {
-  const StrategyPlan plan = plan_on("2x8xh100-sxm-100gbe", model_preset("gpt2-124m", 16384));
+  const StrategyPlan plan = plan_on("2x8xh100-sxm-100gbe", preset_model_spec("gpt2-124m", 16384));
   const Candidate *flat = nullptr, *hier = nullptr;
   for (const auto& c : plan.candidates) {
     if (c.bucket_mb != 25 || c.payload != Payload::kFp32 || c.zero_stage != 0) continue;
@@ -246,7 +254,7 @@ TEST(Planner, HierarchicalBeatsFlatWhenTheNetworkIsMuchSlower) {
 }
 
 TEST(Planner, MemoryExcludesZero0For7bOn4090sAndPicksAStageThatFits) {
-  const ModelSpec llama = model_preset("llama-7b", 4096);
+  const ModelSpec llama = preset_model_spec("llama-7b", 4096);
   const StrategyPlan plan = plan_on("8x4090-pcie", llama);
   for (const auto& c : plan.candidates)
     if (c.zero_stage == 0) EXPECT_FALSE(c.fits) << c.label();  // 16Ψ = 108 GB > 24 GB
@@ -254,12 +262,11 @@ TEST(Planner, MemoryExcludesZero0For7bOn4090sAndPicksAStageThatFits) {
   EXPECT_TRUE(plan.picked()->fits);
   EXPECT_GT(plan.picked()->zero_stage, 0);
   EXPECT_LE(plan.picked()->memory_bytes, plan.memory_limit_bytes);
-  // 7B x 16 B / 8 = 13.5 GB: only full sharding fits in 24 GB, and the plan says the GPU trainer lacks it.
+  // 7B x 16 B / 8 = 13.5 GB: only full sharding fits in 24 GB, and `train` runs it (flat).
   EXPECT_EQ(plan.picked()->zero_stage, 3);
   EXPECT_NE(plan.reason.find("ZeRO-3 because ZeRO-2 needs"), std::string::npos) << plan.reason;
-  EXPECT_TRUE(std::any_of(plan.notes.begin(), plan.notes.end(),
-                          [](const std::string& n) { return n.find("is priced only") != std::string::npos; }));
-  EXPECT_FALSE(plan.picked()->runnable());
+  EXPECT_TRUE(plan.picked()->runnable());
+  EXPECT_NE(plan.picked()->shape, cost::Algorithm::kHierarchical);
 
   // 80 GB H100s: ZeRO-0 still does not fit (108 GB), ZeRO-1 (37 GB) does.
   const StrategyPlan h100 = plan_on("8xh100-sxm", llama);
@@ -277,7 +284,7 @@ TEST(Planner, MemoryExcludesZero0For7bOn4090sAndPicksAStageThatFits) {
 
 TEST(Planner, MoreBandwidthNeverSlowsThePick) {
   topology::Topology t = topology::preset_topology("2x8x4090-pcie-1gbe");
-  const ModelSpec model = model_preset("gpt2-124m", 16384);
+  const ModelSpec model = preset_model_spec("gpt2-124m", 16384);
   double last = 1e30;
   for (double bw : {0.1, 1.0, 10.0, 25.0, 100.0}) {
     t.set_inter_node_busbw_gbps(bw);
@@ -292,7 +299,7 @@ TEST(Planner, MoreBandwidthNeverSlowsThePick) {
 TEST(Planner, SingleRankHasNoCommunicationAndTiesGoToTheSimplest) {
   PlanOptions one;
   one.ranks = 1;
-  const StrategyPlan plan = plan_on("8xh100-sxm", model_preset("gpt2-124m", 16384), one);
+  const StrategyPlan plan = plan_on("8xh100-sxm", preset_model_spec("gpt2-124m", 16384), one);
   ASSERT_NE(plan.picked(), nullptr);
   EXPECT_EQ(plan.picked()->comm_s, 0.0);
   EXPECT_EQ(plan.picked()->payload, Payload::kFp32);
@@ -302,7 +309,7 @@ TEST(Planner, SingleRankHasNoCommunicationAndTiesGoToTheSimplest) {
 }
 
 TEST(Planner, ParamGatherBytesFollowTheTrainersPrecision) {
-  ModelSpec model = model_preset("gpt2-124m", 16384);
+  ModelSpec model = preset_model_spec("gpt2-124m", 16384);
   cost::Cluster gpu = cost::cluster_of(topology::preset_topology("8x4090-pcie"));
   cost::Cluster cpu = gpu;
   cpu.has_gpus = false;
@@ -325,7 +332,7 @@ TEST(Planner, ParamGatherBytesFollowTheTrainersPrecision) {
 }
 
 TEST(Planner, MeasuredBackwardTimeOverridesPeakTimesMfu) {
-  ModelSpec model = model_preset("gpt2-124m", 16384);
+  ModelSpec model = preset_model_spec("gpt2-124m", 16384);
   model.measured_backward_s = 2.4;
   const StrategyPlan plan = plan_on("2x8x4090-pcie-1gbe", model);
   EXPECT_DOUBLE_EQ(plan.compute.backward_s, 2.4);
@@ -342,7 +349,7 @@ namespace {
 // rank instead of a ring's 2(n-1)/n·S_c. On 8 ranks that is 7 x 2 B = 14 B/elem for bf16 against
 // fp32 ring's 1.75 x 4 = 7 B/elem, so under that algorithm compression stops paying on 8x4090.
 TEST(Planner, AllGatherCompressedAllReduceIsPricedAsGradReducerRunsIt) {
-  const ModelSpec model = model_preset("gpt2-124m", 16384);
+  const ModelSpec model = preset_model_spec("gpt2-124m", 16384);
   PlanOptions gather;
   gather.compressed_all_reduce = CompressedAllReduce::kAllGather;
   const StrategyPlan ring = plan_on("8x4090-pcie", model);
@@ -353,6 +360,53 @@ TEST(Planner, AllGatherCompressedAllReduceIsPricedAsGradReducerRunsIt) {
                           [](const std::string& n) { return n.find("GradReducer all-gathers") != std::string::npos; }));
   for (const auto& c : as_trained.candidates)
     EXPECT_FALSE(c.payload != Payload::kFp32 && c.zero_stage == 0 && c.shape == cost::Algorithm::kTree) << c.label();
+}
+
+}  // namespace
+}  // namespace tt::strategy
+
+namespace tt::strategy {
+namespace {
+
+// One pick rule: what the run can take is an input to the planner, and its pick, tie tolerance and
+// simplicity rule included, is what `strategy: auto` applies (launch/train/auto_strategy.h builds the
+// options from the config; `topotrain plan` passes the same for a strategy-auto config).
+TEST(Planner, PickHonoursTheRunsForcedFieldsAndCommunicator) {
+  const ModelSpec model = preset_model_spec("gpt2-124m", 16384);
+  const StrategyPlan free = plan_on("8x4090-pcie", model);
+  ASSERT_NE(free.picked(), nullptr);
+  PlanOptions forced;
+  forced.forced_zero_stage = 2;
+  const StrategyPlan z2 = plan_on("8x4090-pcie", model, forced);
+  ASSERT_NE(z2.picked(), nullptr) << z2.reason;
+  EXPECT_EQ(z2.picked()->zero_stage, 2);
+  for (const Candidate& c : z2.candidates) EXPECT_EQ(c.allowed, c.zero_stage == 2 && c.fits) << c.label();
+  // Among the allowed candidates the planner's own rule holds: fastest, ties to the simplest.
+  for (const Candidate& c : z2.candidates)
+    if (c.allowed) EXPECT_GE(c.step_s * (1 + forced.tie_tolerance), z2.picked()->step_s) << c.label();
+
+  PlanOptions int8;
+  int8.forced_grad_compression = "int8";
+  const StrategyPlan compressed = plan_on("8x4090-pcie", model, int8);
+  ASSERT_NE(compressed.picked(), nullptr);
+  EXPECT_EQ(compressed.picked()->payload, Payload::kInt8);
+  EXPECT_EQ(compressed.picked()->zero_stage, 0);
+
+  PlanOptions mpi;  // tree is NCCL's (NCCL_ALGO=Tree): never picked for the MPI backend
+  mpi.tree_selectable = false;
+  for (const char* preset : {"8xh100-sxm", "8x4090-pcie", "2x8xh100-sxm-1gbe"}) {
+    const StrategyPlan p = plan_on(preset, model, mpi);
+    ASSERT_NE(p.picked(), nullptr) << preset;
+    EXPECT_NE(p.picked()->shape, cost::Algorithm::kTree) << preset;
+  }
+
+  // Forced fields that nothing satisfies: no pick, and a reason that says so.
+  PlanOptions impossible;
+  impossible.forced_zero_stage = 1;
+  impossible.forced_grad_compression = "int8";  // compression is ZeRO-0 only
+  const StrategyPlan none = plan_on("8x4090-pcie", model, impossible);
+  EXPECT_EQ(none.picked(), nullptr);
+  EXPECT_NE(none.reason.find("forced fields"), std::string::npos) << none.reason;
 }
 
 }  // namespace

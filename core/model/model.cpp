@@ -1,0 +1,365 @@
+// Forward and backward of the model (see model.h). Block l, with x_l its input:
+//   n1 = norm1(x_l); qkv = n1·Wqkvᵀ (+b); RoPE(q, k); y = attention(qkv); proj = y·Woᵀ (+b)
+//   x_mid = x_l + proj, n2 = norm2(x_mid)       (one fused op on CUDA)
+//   pre = n2·Wupᵀ (+b), act = gelu(pre) or silu(gate)·up   (GELU in the GEMM epilogue on CUDA)
+//   proj = act·Wdownᵀ (+b); x_{l+1} = x_mid + proj
+// Backward carries one residual-gradient buffer (dres) through the blocks: every op's backward
+// accumulates, so the norms' backward adds their input gradient straight into it.
+#include "core/model/model.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "kernels/ops/ops.h"
+#include "kernels/rope/rope.h"
+
+namespace tt {
+
+using ops::MlpActivation;
+
+// Activation buffers: per-block arrays are [L, capacity] with the capacity of max_batch × max_seq,
+// so block l's part starts at l × capacity whatever the batch of a call.
+struct Model::Activations {
+  Tensor tokens, targets;  // int32 [BT]
+  Tensor x;                // [L + 1, BT, C]: x_0 embeddings, x_{l+1} block l's output
+  Tensor n1, n1_mean, n1_rstd, qkv, att_stats, atty, xmid, n2, n2_mean, n2_rstd, pre, act;  // per block
+  Tensor nf, nf_mean, nf_rstd, logits, losses, loss_sum;
+  Tensor proj;                                  // [BT, C] scratch: projection outputs
+  Tensor dres, dnorm, datty, dqkv, dpre, dact;  // backward scratch
+  Tensor rope_cos, rope_sin;                    // [max_seq, HD/2] fp32
+  int64_t stats_stride = 0;                     // fp32 elements of one block's attention stats
+};
+
+namespace {
+char* bytes(const Tensor& t) { return static_cast<char*>(t.raw()); }
+}  // namespace
+
+void check_token_ids(const int32_t* ids, int64_t n, int vocab_size, const char* what) {
+  for (int64_t i = 0; i < n; ++i)
+    if (ids[i] < 0 || ids[i] >= vocab_size)
+      throw Error(ErrorKind::kData,
+                  str(what, " id ", ids[i], " at position ", i, " is outside the vocabulary [0, ", vocab_size, ")"),
+                  "model input", "the data was tokenized with a different vocabulary than model.vocab_size");
+}
+
+Model::Model(const ModelDesc& desc, const ModelOptions& options)
+    : desc_(desc), layout_(model_layout(desc)), opt_(options), acts_(std::make_unique<Activations>()) {
+  if (opt_.max_seq > desc.max_seq_len)
+    throw Error(ErrorKind::kConfig,
+                str("sequence length ", opt_.max_seq, " exceeds the model's max_seq_len ", desc.max_seq_len),
+                "train.seq_len", "lower train.seq_len or raise model.max_seq_len");
+  if (!opt_.exec.is_cuda() && opt_.dtype != DType::kF32)
+    throw Error(ErrorKind::kConfig, str("the CPU computes in fp32, not ", dtype_name(opt_.dtype)), "train.precision",
+                "drop train.precision (or set \"fp32\") to train on the CPU");
+  set_current_device(opt_.exec.device);
+  try {
+    allocate();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kMemory || e.where() == "train.memory_budget_bytes") throw;  // the budget says it all
+    throw Error(ErrorKind::kMemory,
+                str("out of memory on ", opt_.exec.device.str(), " allocating ", desc_.str(), " for batches of ",
+                    opt_.max_batch, " x ", opt_.max_seq, " tokens in ", dtype_name(opt_.dtype), " (", e.what(), ")"),
+                "train.batch_size",
+                "lower train.batch_size or train.seq_len (raise train.grad_accum_steps to keep the tokens per step)");
+  }
+}
+
+Model::~Model() {
+  if (acts_ && acts_->tokens.defined()) synchronize(opt_.exec);  // nothing in flight reads freed buffers
+}
+
+void Model::allocate() {
+  const ModelDesc& d = desc_;
+  const Device dev = opt_.exec.device;
+  const DType T = opt_.dtype;
+  const int64_t BT = int64_t(opt_.max_batch) * opt_.max_seq, C = d.n_embd, L = d.n_layer;
+  auto make = [&](const std::string& name, Shape s, DType t) { return Tensor::zeros(name, s, t, dev); };
+  auto act = [&](const char* name, Shape s) { return make(std::string("activations.") + name, s, T); };
+  auto stat = [&](const char* name, Shape s) { return make(std::string("activations.") + name, s, DType::kF32); };
+  Activations& a = *acts_;
+  if (opt_.hold_params) params_ = make("parameters", {layout_.numel}, T);
+  if (opt_.hold_grads) grads_ = make("gradients", {layout_.numel}, T);
+  a.tokens = make("inputs", {BT}, DType::kI32);
+  a.targets = make("targets", {BT}, DType::kI32);
+  a.x = act("residual", {L + 1, BT, C});
+  a.n1 = act("norm1", {L, BT, C});
+  a.n2 = act("norm2", {L, BT, C});
+  if (d.layer_norm()) {
+    a.n1_mean = stat("norm1_mean", {L, BT});
+    a.n2_mean = stat("norm2_mean", {L, BT});
+    a.nf_mean = stat("normf_mean", {BT});
+  }
+  a.n1_rstd = stat("norm1_rstd", {L, BT});
+  a.n2_rstd = stat("norm2_rstd", {L, BT});
+  a.qkv = act("qkv", {L, BT, d.qkv_dim()});
+  a.stats_stride =
+      ops::attention_stats_elements(dev, {opt_.max_batch, opt_.max_seq, d.n_head, d.n_kv_head, d.head_dim});
+  a.att_stats = stat("attention_stats", {L, a.stats_stride});
+  a.atty = act("attention", {L, BT, d.q_dim()});
+  a.xmid = act("residual_mid", {L, BT, C});
+  a.pre = act("mlp_pre", {L, BT, d.mlp_up_dim()});
+  a.act = act("mlp_act", {L, BT, d.mlp_hidden});
+  a.nf = act("normf", {BT, C});
+  a.nf_rstd = stat("normf_rstd", {BT});
+  a.logits = act("logits", {BT, d.padded_vocab_size});
+  a.losses = stat("losses", {BT});
+  a.loss_sum = stat("loss_sum", {1});
+  a.proj = act("projection", {BT, C});
+  a.dres = act("backward.dresidual", {BT, C});
+  a.dnorm = act("backward.dnorm", {BT, C});
+  a.datty = act("backward.dattention", {BT, d.q_dim()});
+  a.dqkv = act("backward.dqkv", {BT, d.qkv_dim()});
+  a.dpre = act("backward.dmlp_pre", {BT, d.mlp_up_dim()});
+  a.dact = act("backward.dmlp_act", {BT, d.mlp_hidden});
+  if (d.rope_positions()) {
+    const int half = d.head_dim / 2;
+    std::vector<float> cos(size_t(opt_.max_seq) * half), sin(cos.size());
+    kernels::rope_tables(cos.data(), sin.data(), opt_.max_seq, kernels::rope_inv_freq(d.head_dim, d.rope));
+    a.rope_cos = stat("rope_cos", {opt_.max_seq, half});
+    a.rope_sin = stat("rope_sin", {opt_.max_seq, half});
+    copy_async(opt_.exec, a.rope_cos.raw(), cos.data(), cos.size() * sizeof(float));
+    copy_async(opt_.exec, a.rope_sin.raw(), sin.data(), sin.size() * sizeof(float));
+  }
+  token_staging_ = std::make_unique<HostStaging>(opt_.exec, size_t(BT) * sizeof(int32_t));
+  target_staging_ = std::make_unique<HostStaging>(opt_.exec, size_t(BT) * sizeof(int32_t));
+  synchronize(opt_.exec);
+}
+
+const void* Model::acquire(int group, int next_group) {
+  if (source_) return source_->acquire(group, next_group);
+  TT_ASSERT(params_.defined(), "a model built without a parameter buffer needs set_param_source");
+  return bytes(params_) + layout_.groups[size_t(group)].begin * int64_t(dtype_size(opt_.dtype));
+}
+
+void* Model::grads_of(int group) {
+  if (sink_) return sink_->grads(group);
+  TT_ASSERT(grads_.defined(), "a model built without a gradient buffer needs set_grad_sink");
+  return bytes(grads_) + layout_.groups[size_t(group)].begin * int64_t(dtype_size(opt_.dtype));
+}
+
+void Model::zero_grad() {
+  if (grads_.defined()) zero_async(opt_.exec, grads_.raw(), grads_.nbytes());
+}
+
+void Model::report_ready(int group) {
+  const ParamGroup& g = layout_.groups[size_t(group)];
+  if (grad_ready_ && g.end > g.begin) grad_ready_(g.begin, g.end);
+}
+
+namespace {
+// Pointers into one parameter (or gradient) group at `base`, whose first element is `group_begin`.
+struct GroupPtr {
+  char* base;
+  int64_t group_begin;
+  size_t esize;
+  void* operator()(int64_t offset) const {
+    return offset < 0 ? nullptr : base + (offset - group_begin) * int64_t(esize);
+  }
+};
+}  // namespace
+
+void Model::forward(const int32_t* inputs, const int32_t* targets, int B, int T) {
+  TT_ASSERT(B >= 1 && B <= opt_.max_batch && T >= 1 && T <= opt_.max_seq, "forward B=", B, " T=", T,
+            " exceeds the allocated ", opt_.max_batch, "x", opt_.max_seq);
+  const ModelDesc& d = desc_;
+  Activations& a = *acts_;
+  const Exec& e = opt_.exec;
+  const DType dt = opt_.dtype;
+  const int64_t BT = int64_t(B) * T;
+  const int L = d.n_layer, C = d.n_embd;
+  check_token_ids(inputs, BT, d.vocab_size, "token");
+  if (targets) check_token_ids(targets, BT, d.vocab_size, "target");
+  token_staging_->upload(a.tokens.raw(), inputs, size_t(BT) * sizeof(int32_t));
+  if (targets) target_staging_->upload(a.targets.raw(), targets, size_t(BT) * sizeof(int32_t));
+  last_B_ = B;
+  last_T_ = T;
+  have_targets_ = targets != nullptr;
+
+  const GroupPtr emb{const_cast<char*>(static_cast<const char*>(acquire(0, 1))), layout_.groups[0].begin,
+                     dtype_size(dt)};
+  ops::embedding_forward(e, dt, a.x.raw(), a.tokens.data<int32_t>(), emb(layout_.tok_emb), emb(layout_.pos_emb), B, T,
+                         C);
+  for (int l = 0; l < L; ++l) run_block_forward(l, l + 2);
+
+  const int fin = layout_.final_group();
+  const GroupPtr gf{const_cast<char*>(static_cast<const char*>(acquire(fin, d.tied_head ? 0 : -1))),
+                    layout_.groups[size_t(fin)].begin, dtype_size(dt)};
+  const int64_t cap = int64_t(opt_.max_batch) * opt_.max_seq;
+  ops::norm_forward(e, dt, d.norm, a.nf.raw(), d.layer_norm() ? a.nf_mean.data<float>() : nullptr,
+                    a.nf_rstd.data<float>(), bytes(a.x) + L * cap * C * int64_t(dtype_size(dt)),
+                    gf(layout_.final_norm_w), gf(layout_.final_norm_b), int(BT), C);
+  const void* head = nullptr;
+  if (d.tied_head) {
+    // With targets a backward usually follows; it starts with the head and then needs the final group.
+    const GroupPtr g0{const_cast<char*>(static_cast<const char*>(acquire(0, targets ? fin : -1))),
+                      layout_.groups[0].begin, dtype_size(dt)};
+    head = g0(layout_.lm_head);
+  } else {
+    head = gf(layout_.lm_head);
+  }
+  ops::linear_forward(e, dt, a.logits.raw(), a.nf.raw(), head, nullptr, int(BT), C, d.padded_vocab_size);
+  if (!targets) return;
+  ops::softmax_cross_entropy(e, dt, a.losses.data<float>(), nullptr, a.logits.raw(), a.targets.data<int32_t>(), int(BT),
+                             d.vocab_size, d.padded_vocab_size, 0.0f);
+  ops::add_mean(e, a.loss_sum.data<float>(), a.losses.data<float>(), BT);
+}
+
+void Model::forward_block(int l) {
+  TT_ASSERT(last_B_ > 0 && l >= 0 && l < desc_.n_layer, "forward_block(", l, ") needs a forward first");
+  run_block_forward(l, -1);
+}
+
+void Model::run_block_forward(int l, int next_group) {
+  const ModelDesc& d = desc_;
+  Activations& a = *acts_;
+  const Exec& e = opt_.exec;
+  const DType dt = opt_.dtype;
+  const size_t es = dtype_size(dt);
+  const int B = last_B_, T = last_T_, C = d.n_embd;
+  const int64_t BT = int64_t(B) * T, cap = int64_t(opt_.max_batch) * opt_.max_seq;
+  const kernels::AttentionShape shape{B, T, d.n_head, d.n_kv_head, d.head_dim};
+  const BlockOffsets& o = layout_.blocks[size_t(l)];
+  const GroupPtr p{const_cast<char*>(static_cast<const char*>(acquire(1 + l, next_group))),
+                   layout_.groups[size_t(1 + l)].begin, es};
+  auto at = [&](const Tensor& t, int64_t width) { return bytes(t) + l * cap * width * int64_t(es); };
+  auto stat = [&](const Tensor& t) { return t.defined() ? t.data<float>() + l * cap : nullptr; };
+  char* x_in = at(a.x, C);
+  char* x_out = bytes(a.x) + (l + 1) * cap * C * int64_t(es);
+  char* n1 = at(a.n1, C);
+  char* qkv = at(a.qkv, d.qkv_dim());
+  char* atty = at(a.atty, d.q_dim());
+  char* xmid = at(a.xmid, C);
+  char* n2 = at(a.n2, C);
+  char* pre = at(a.pre, d.mlp_up_dim());
+  char* act = at(a.act, d.mlp_hidden);
+  float* stats = a.att_stats.data<float>() + l * a.stats_stride;
+
+  ops::norm_forward(e, dt, d.norm, n1, stat(a.n1_mean), stat(a.n1_rstd), x_in, p(o.norm1_w), p(o.norm1_b), int(BT), C);
+  ops::linear_forward(e, dt, qkv, n1, p(o.qkv_w), p(o.qkv_b), int(BT), C, d.qkv_dim());
+  if (d.rope_positions()) ops::rope_forward(e, dt, qkv, a.rope_cos.data<float>(), a.rope_sin.data<float>(), shape);
+  ops::attention_forward(e, dt, atty, stats, qkv, shape);
+  ops::linear_forward(e, dt, a.proj.raw(), atty, p(o.out_w), p(o.out_b), int(BT), d.q_dim(), C);
+  ops::residual_norm_forward(e, dt, d.norm, xmid, n2, stat(a.n2_mean), stat(a.n2_rstd), x_in, a.proj.raw(),
+                             p(o.norm2_w), p(o.norm2_b), int(BT), C);
+  ops::mlp_up_forward(e, dt, d.mlp, act, pre, n2, p(o.up_w), p(o.up_b), int(BT), C, d.mlp_up_dim());
+  ops::linear_forward(e, dt, a.proj.raw(), act, p(o.down_w), p(o.down_b), int(BT), d.mlp_hidden, C);
+  ops::residual_forward(e, dt, x_out, xmid, a.proj.raw(), BT * C);
+}
+
+float Model::take_loss_sum() {
+  float sum = 0.0f;
+  copy_sync(opt_.exec, &sum, acts_->loss_sum.raw(), sizeof(float));
+  zero_async(opt_.exec, acts_->loss_sum.raw(), sizeof(float));
+  return sum;
+}
+
+void Model::backward(float loss_scale) {
+  TT_ASSERT(have_targets_, "backward() needs a forward() with targets first");
+  const ModelDesc& d = desc_;
+  Activations& a = *acts_;
+  const Exec& e = opt_.exec;
+  const DType dt = opt_.dtype;
+  const size_t es = dtype_size(dt);
+  const int B = last_B_, T = last_T_, C = d.n_embd, L = d.n_layer, Vp = d.padded_vocab_size;
+  const int64_t BT = int64_t(B) * T, cap = int64_t(opt_.max_batch) * opt_.max_seq;
+  const int fin = layout_.final_group();
+
+  // dlogits in place of the logits: (softmax - onehot) · loss_scale / BT.
+  ops::softmax_cross_entropy(e, dt, nullptr, a.logits.raw(), a.logits.raw(), a.targets.data<int32_t>(), int(BT),
+                             d.vocab_size, Vp, loss_scale / float(BT));
+  zero_async(e, a.dnorm.raw(), size_t(BT) * C * es);
+  const GroupPtr head_p =
+      d.tied_head ? GroupPtr{const_cast<char*>(static_cast<const char*>(acquire(0, fin))), layout_.groups[0].begin, es}
+                  : GroupPtr{const_cast<char*>(static_cast<const char*>(acquire(fin, L > 0 ? L : -1))),
+                             layout_.groups[size_t(fin)].begin, es};
+  const int head_group = d.tied_head ? 0 : fin;
+  const GroupPtr head_g{static_cast<char*>(grads_of(head_group)), layout_.groups[size_t(head_group)].begin, es};
+  ops::linear_backward(e, dt, a.dnorm.raw(), head_g(layout_.lm_head), nullptr, a.logits.raw(), a.nf.raw(),
+                       head_p(layout_.lm_head), int(BT), C, Vp);
+  const GroupPtr fp = d.tied_head ? GroupPtr{const_cast<char*>(static_cast<const char*>(acquire(fin, L > 0 ? L : -1))),
+                                             layout_.groups[size_t(fin)].begin, es}
+                                  : head_p;
+  const GroupPtr fg{static_cast<char*>(grads_of(fin)), layout_.groups[size_t(fin)].begin, es};
+  zero_async(e, a.dres.raw(), size_t(BT) * C * es);
+  ops::norm_backward(e, dt, d.norm, a.dres.raw(), fg(layout_.final_norm_w), fg(layout_.final_norm_b), a.dnorm.raw(),
+                     bytes(a.x) + L * cap * C * int64_t(es), fp(layout_.final_norm_w),
+                     d.layer_norm() ? a.nf_mean.data<float>() : nullptr, a.nf_rstd.data<float>(), int(BT), C);
+  report_ready(fin);
+
+  for (int l = L - 1; l >= 0; --l) run_block_backward(l, l > 0 ? l : -1);
+
+  const GroupPtr g0{static_cast<char*>(grads_of(0)), layout_.groups[0].begin, es};
+  ops::embedding_backward(e, dt, g0(layout_.tok_emb), g0(layout_.pos_emb), a.dres.raw(), a.tokens.data<int32_t>(), B, T,
+                          C, Vp);
+  report_ready(0);
+}
+
+void Model::run_block_backward(int l, int next_group) {
+  const ModelDesc& d = desc_;
+  Activations& a = *acts_;
+  const Exec& e = opt_.exec;
+  const DType dt = opt_.dtype;
+  const size_t es = dtype_size(dt);
+  const int B = last_B_, T = last_T_, C = d.n_embd;
+  const int64_t BT = int64_t(B) * T, cap = int64_t(opt_.max_batch) * opt_.max_seq;
+  const kernels::AttentionShape shape{B, T, d.n_head, d.n_kv_head, d.head_dim};
+  const BlockOffsets& o = layout_.blocks[size_t(l)];
+  const int64_t gbegin = layout_.groups[size_t(1 + l)].begin;
+  const GroupPtr p{const_cast<char*>(static_cast<const char*>(acquire(1 + l, next_group))), gbegin, es};
+  const GroupPtr g{static_cast<char*>(grads_of(1 + l)), gbegin, es};
+  auto at = [&](const Tensor& t, int64_t width) { return bytes(t) + l * cap * width * int64_t(es); };
+  auto stat = [&](const Tensor& t) { return t.defined() ? t.data<float>() + l * cap : nullptr; };
+  const char* x_in = at(a.x, C);
+  const char* n1 = at(a.n1, C);
+  const char* qkv = at(a.qkv, d.qkv_dim());
+  const char* atty = at(a.atty, d.q_dim());
+  const char* xmid = at(a.xmid, C);
+  const char* n2 = at(a.n2, C);
+  const char* pre = at(a.pre, d.mlp_up_dim());
+  const char* act = at(a.act, d.mlp_hidden);
+  const float* stats = a.att_stats.data<float>() + l * a.stats_stride;
+  void* dres = a.dres.raw();
+
+  // MLP: dres holds d(x_{l+1}) = d(x_mid via the skip) = d(down projection output).
+  ops::mlp_down_backward(e, dt, d.mlp, a.dpre.raw(), g(o.down_w), g(o.down_b), a.dact.raw(), dres, act, p(o.down_w),
+                         pre, int(BT), d.mlp_hidden, C);
+  zero_async(e, a.dnorm.raw(), size_t(BT) * C * es);
+  ops::linear_backward(e, dt, a.dnorm.raw(), g(o.up_w), g(o.up_b), a.dpre.raw(), n2, p(o.up_w), int(BT), C,
+                       d.mlp_up_dim());
+  ops::norm_backward(e, dt, d.norm, dres, g(o.norm2_w), g(o.norm2_b), a.dnorm.raw(), xmid, p(o.norm2_w),
+                     stat(a.n2_mean), stat(a.n2_rstd), int(BT), C);
+  // Attention: dres now holds d(x_mid) = d(x_l via the skip) = d(output projection).
+  zero_async(e, a.datty.raw(), size_t(BT) * d.q_dim() * es);
+  ops::linear_backward(e, dt, a.datty.raw(), g(o.out_w), g(o.out_b), dres, atty, p(o.out_w), int(BT), d.q_dim(), C);
+  zero_async(e, a.dqkv.raw(), size_t(BT) * d.qkv_dim() * es);
+  ops::attention_backward(e, dt, a.dqkv.raw(), a.datty.raw(), qkv, atty, stats, shape);
+  if (d.rope_positions())
+    ops::rope_backward(e, dt, a.dqkv.raw(), a.rope_cos.data<float>(), a.rope_sin.data<float>(), shape);
+  zero_async(e, a.dnorm.raw(), size_t(BT) * C * es);
+  ops::linear_backward(e, dt, a.dnorm.raw(), g(o.qkv_w), g(o.qkv_b), a.dqkv.raw(), n1, p(o.qkv_w), int(BT), C,
+                       d.qkv_dim());
+  ops::norm_backward(e, dt, d.norm, dres, g(o.norm1_w), g(o.norm1_b), a.dnorm.raw(), x_in, p(o.norm1_w),
+                     stat(a.n1_mean), stat(a.n1_rstd), int(BT), C);
+  report_ready(1 + l);
+}
+
+std::vector<float> Model::logits_at(int b, int t) const {
+  TT_ASSERT(b >= 0 && b < last_B_ && t >= 0 && t < last_T_, "logits_at(", b, ", ", t, ") outside the last forward's ",
+            last_B_, "x", last_T_);
+  const int V = desc_.vocab_size;
+  const size_t es = dtype_size(opt_.dtype);
+  const int64_t row = int64_t(b) * last_T_ + t;
+  std::vector<char> raw(static_cast<size_t>(V) * es);
+  copy_sync(opt_.exec, raw.data(), bytes(acts_->logits) + row * desc_.padded_vocab_size * int64_t(es), raw.size());
+  std::vector<float> out(static_cast<size_t>(V));
+  if (opt_.dtype == DType::kF32) {
+    std::memcpy(out.data(), raw.data(), raw.size());
+  } else {
+    const auto* bits = reinterpret_cast<const uint16_t*>(raw.data());
+    for (int i = 0; i < V; ++i) out[size_t(i)] = bf16_to_f32(bits[i]);
+  }
+  return out;
+}
+
+}  // namespace tt

@@ -1,0 +1,95 @@
+// Auto strategy (see auto_strategy.h). Compute speed for the planner comes from a short sgemm
+// measurement on this rank: the CPU trainer's time is dominated by GEMMs.
+#include "launch/train/auto_strategy.h"
+
+#include <cblas.h>
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "core/logging.h"
+#include "core/model/model_desc.h"
+#include "parallel/strategy/model_spec.h"
+#include "parallel/strategy/planner.h"
+#include "parallel/topology/probe.h"
+
+namespace tt {
+
+namespace {
+// Achieved sgemm FLOP/s at a transformer-like shape (best of a few runs).
+double measure_gemm_flops() {
+  const int n = 512;
+  std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), c(size_t(n) * n, 0.0f);
+  double best = 1e30;
+  for (int i = 0; i < 4; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return 2.0 * n * n * n / best;
+}
+}  // namespace
+
+strategy::PlanOptions plan_options(const config::Config& cfg, int ranks, bool nccl) {
+  const config::ParallelConfig& par = cfg.parallel();
+  strategy::PlanOptions opts;
+  opts.ranks = ranks;
+  // The run's memory rehearsal budget, as `topotrain plan` takes it (0: the device's memory).
+  opts.memory_budget_bytes = uint64_t(cfg.train().memory_budget_bytes());
+  if (par.has_zero_stage()) opts.forced_zero_stage = par.zero_stage();
+  opts.forced_grad_compression = par.grad_compression();
+  opts.forced_collective = par.collective();
+  opts.tree_selectable = nccl;  // the MPI backend's all-reduce is a ring
+  return opts;
+}
+
+void resolve_auto_strategy(config::Config& cfg, const std::string& origin, parallel::Communicator& comm) {
+  config::ParallelConfig& par = *cfg.mutable_parallel();
+  if (par.strategy() != "auto") return;
+  if (comm.size() == 1) {
+    if (comm.rank() == 0) log_info("strategy auto: one rank, no gradient communication to plan");
+  } else {
+    topology::ProbeOptions probe_opts;
+    probe_opts.sizes = {int64_t(64) << 10, int64_t(1) << 20, int64_t(8) << 20};
+    probe_opts.iters = 3;
+    const topology::Topology topo = topology::probe_topology(comm, probe_opts);
+
+    const auto& t = cfg.train();
+    strategy::ModelSpec spec =
+        strategy::model_spec(model_desc_from_config(cfg.model()), t.seq_len(),
+                             int64_t(t.batch_size()) * t.seq_len() * t.grad_accum_steps(), t.grad_accum_steps());
+    // GPU ranks (the NCCL backend serves only CUDA runs): compute from the probed GPU's peak in the
+    // device table at the default GPU MFU (ModelSpec's zeros). CPU ranks: the measured sgemm speed,
+    // the same number on every rank (the slowest rank's GEMM speed bounds the step).
+    const bool nccl = comm.backend() == "nccl";
+    if (!nccl) {
+      float gemm_flops = float(measure_gemm_flops());
+      comm.all_reduce(&gemm_flops, 1, DType::kF32, parallel::ReduceOp::kAvg)->wait();
+      spec.peak_tflops = double(gemm_flops) / 1e12;
+      spec.mfu = 0.8;  // the CPU trainer runs at ~80% of its sgemm speed (bench step)
+    }
+    const strategy::StrategyPlan plan = strategy::plan_strategy(topo, spec, plan_options(cfg, comm.size(), nccl));
+    const strategy::Candidate* pick = plan.picked();
+    if (!pick)
+      throw Error(ErrorKind::kConfig, "the planner found no strategy for this run: " + plan.reason, origin,
+                  "set parallel.zero_stage / bucket_cap_mb / grad_compression / collective yourself, or see "
+                  "`topotrain plan`");
+    if (!par.has_zero_stage()) par.set_zero_stage(pick->zero_stage);
+    if (!par.has_bucket_cap_mb() && pick->zero_stage != 3)  // ZeRO-3 has no bucket cap
+      par.set_bucket_cap_mb(float(pick->bucket_cap_mib()));
+    if (par.grad_compression().empty()) par.set_grad_compression(pick->grad_compression_setting());
+    if (par.collective().empty()) par.set_collective(pick->collective_setting());
+    if (comm.rank() == 0) {
+      log_info("strategy auto: ", pick->label(), " (predicted ", strategy::format_seconds(pick->step_s), "/step, ",
+               strategy::format_seconds(pick->exposed_s), " exposed comm)");
+      log_info("strategy auto: ", plan.reason);
+      for (const auto& note : plan.notes)
+        if (note.rfind("without the forced fields", 0) == 0) log_info("strategy auto: ", note);
+    }
+  }
+  fill_defaults(cfg);
+  validate_config(cfg, origin);
+}
+
+}  // namespace tt

@@ -1,0 +1,629 @@
+// Training loop, validation, progress/metrics output and checkpoint save/restore (see trainer.h).
+#include "launch/train/trainer.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/checkpoint_io.h"
+#include "core/format.h"
+#include "core/fs.h"
+#include "core/json_writer.h"
+#include "core/logging.h"
+#include "core/metrics.h"
+#include "core/model/init_weights.h"
+#include "data/shard.h"
+#include "kernels/ops/ops.h"
+#include "launch/train/grad_reducer_config.h"
+#include "optim/grad_clip.h"
+#include "parallel/ddp/shard_gather.h"
+#include "parallel/ddp/sharding.h"
+
+namespace tt {
+
+std::atomic<bool> g_stop_requested{false};
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Elements moved between the host and a rank's part of the state at a time (64 MiB of fp32).
+constexpr int64_t kStateChunk = int64_t(1) << 24;
+
+// SIGINT/SIGTERM: finish the step, checkpoint, stop. When mpirun SIGTERMs the survivors of a dead
+// rank, the note says which collective this rank was waiting in (async-signal-safe).
+extern "C" void on_stop_signal(int) {
+  g_stop_requested.store(true);
+  parallel::write_pending_collective_note(2);
+}
+
+// The parts of a run's state that are not big tensors, stored as one binary section.
+struct RunState {
+  int64_t steps_done;
+  int64_t optimizer_steps;
+  Rng::State rng;
+  data::LoaderState train_loader;  // identical on every rank, so N ranks can resume as M
+  int64_t world_size;              // informational: the run that wrote it
+  int64_t zero_stage;
+};
+static_assert(std::is_trivially_copyable_v<RunState>, "RunState is stored raw in checkpoints");
+
+constexpr const char* kCheckpointFormat = "topotrain-v2";
+
+// fp32 host values of a chunk of working parameters (fp32 or bf16).
+void to_f32(const void* chunk, DType dtype, int64_t count, float* out) {
+  if (dtype == DType::kF32) {
+    std::memcpy(out, chunk, size_t(count) * sizeof(float));
+    return;
+  }
+  const auto* bits = static_cast<const uint16_t*>(chunk);
+  for (int64_t i = 0; i < count; ++i) out[i] = bf16_to_f32(bits[i]);
+}
+}  // namespace
+
+void install_stop_signal_handlers() {
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+}
+
+int configure_threads(int requested) {
+  const int n = requested > 0 ? requested : omp_get_max_threads();
+  omp_set_num_threads(n);
+  // The CPU matmul runs one sgemm per output tile on the OpenMP threads. An OpenMP build of OpenBLAS
+  // runs single-threaded inside them; a pthreads build would start its own threads there (and tile
+  // by their count again), so it gets one.
+  openblas_set_num_threads(openblas_get_parallel() == 2 ? n : 1);
+  return n;
+}
+
+Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel::Communicator& comm,
+                 bool random_data_fallback)
+    : cfg_(cfg), origin_(origin), comm_(comm), rng_(cfg.train().seed() ^ 0x5eed5eedull) {
+  const auto& t = cfg.train();
+  const auto& o = cfg.optimizer();
+  run_dir_ = cfg.logging().run_dir();
+  ckpt_dir_ = run_dir_ + "/checkpoints";
+  const TrainDevice device = resolve_train_device(cfg, device_facts(comm_));
+  if (!device.note.empty() && is_rank0()) log_warn(device.note);
+  desc_ = model_desc_from_config(cfg.model());
+  runner_ = std::make_unique<DeviceRunner>(device, comm_);
+  if (t.memory_budget_bytes() > 0) set_memory_budget(runner_->device().device, size_t(t.memory_budget_bytes()));
+  build_model();
+  schedule_ = LrSchedule{o.lr(), o.min_lr_ratio(), o.warmup_steps(), t.steps()};
+
+  std::vector<std::string> train_shards;
+  try {
+    train_shards = data::resolve_shards(cfg.data().train());
+  } catch (const Error& e) {
+    if (!random_data_fallback) throw;
+    if (is_rank0()) log_warn("no training data (", e.what(), "); using seeded random tokens");
+  }
+  if (!train_shards.empty()) {
+    train_loader_ = std::make_unique<data::PrefetchLoader>(std::make_unique<data::DataLoader>(
+        train_shards, t.batch_size(), t.seq_len(), comm_.rank(), comm_.size(), t.seed(), /*shuffle=*/true));
+    if (!cfg.data().val().empty())
+      val_loader_ = std::make_unique<data::DataLoader>(data::resolve_shards(cfg.data().val()), t.batch_size(),
+                                                       t.seq_len(), comm_.rank(), comm_.size(), /*seed=*/0,
+                                                       /*shuffle=*/false);
+    codec_ = codec_for_shards(cfg.data().train(), cfg.data().tokenizer());
+  } else {
+    rng_ = Rng(cfg.train().seed() ^ 0x5eed5eedull ^ (uint64_t(comm_.rank()) << 32));  // different random data per rank
+  }
+  inputs_.resize(size_t(t.batch_size()) * t.seq_len());
+  targets_.resize(inputs_.size());
+}
+
+Trainer::~Trainer() {
+  if (runner_) synchronize(runner_->exec());  // nothing in flight reads the buffers about to be freed
+}
+
+// The model on the runner's device, its gradient reducer and the (sharded) AdamW. With ZeRO-3 the
+// model holds no parameters (it reads them from the ranks' shards, sharded_params_) and no gradient
+// buffer (it writes into the reducer's gradient windows).
+void Trainer::build_model() {
+  const auto& t = cfg_.train();
+  const auto& o = cfg_.optimizer();
+  const auto& par = cfg_.parallel();
+  const bool zero3 = par.zero_stage() == 3;
+  const Exec& exec = runner_->exec();
+  const DType dtype = runner_->dtype();
+  const ModelLayout layout = model_layout(desc_);
+  if (zero3)
+    sharded_params_ = std::make_unique<parallel::ShardedParams>(
+        comm_, layout.groups, layout.numel, layout.reused_groups, par.zero3_prefetch(), dtype, exec);
+  ModelOptions mo;
+  mo.max_batch = t.batch_size();
+  mo.max_seq = t.seq_len();
+  mo.exec = exec;
+  mo.dtype = dtype;
+  mo.hold_params = mo.hold_grads = !zero3;
+  model_ = std::make_unique<Model>(desc_, mo);
+  if (zero3) model_->set_param_source(sharded_params_.get());
+
+  reducer_ = create_grad_reducer(cfg_, comm_, model_->grads(), layout, exec, dtype);
+  model_->set_grad_ready_callback([this](int64_t b, int64_t e) { reducer_->on_grads_ready(b, e); });
+  if (zero3) model_->set_grad_sink(reducer_->use_grad_windows(layout.reused_groups));
+
+  // The optimizer sees only this rank's part (the whole buffer without ZeRO), piece by piece.
+  const parallel::ShardLayout& shard = reducer_->shard_layout();
+  std::vector<ParamRange> ranges;
+  for (const auto& piece : shard.pieces())
+    for (const ParamRange& r : adamw_ranges(layout.tensors, piece.begin, piece.end, piece.local)) ranges.push_back(r);
+  AdamWOptions ao;
+  ao.exec = exec;
+  ao.param_dtype = ao.grad_dtype = dtype;
+  ao.stochastic_rounding = runner_->device().stochastic_rounding;
+  ao.seed = t.seed();
+  optimizer_ =
+      std::make_unique<AdamW>(ranges, shard.size(), AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()}, ao);
+  TT_ASSERT(!zero3 || sharded_params_->layout() == shard, "ZeRO-3 parameter and gradient shards differ");
+
+  // Initial weights: each rank makes its own part; ZeRO-1/2 then gather the working copy.
+  set_params([&](int64_t begin, int64_t count, float* out) {
+    init_weights(desc_, layout, t.seed(), begin, begin + count, out);
+  });
+  if (is_rank0() && comm_.size() > 1)
+    log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(),
+             " node(s)) | zero_stage ", par.zero_stage(), zero3 ? " (parameters gathered per layer)" : "",
+             " | gradients ", parallel::grad_compression_name(reducer_->compression()),
+             reducer_->residual().defined() ? " with error feedback" : "", " | ",
+             parallel::describe_buckets(reducer_->buckets(), dtype_size(dtype)));
+}
+
+void* Trainer::shard_params() {
+  if (sharded_params_) return sharded_params_->shard_data();
+  return static_cast<char*>(model_->params().raw()) +
+         reducer_->shard_layout().range().begin * int64_t(dtype_size(runner_->dtype()));
+}
+
+void Trainer::set_params(const std::function<void(int64_t begin, int64_t count, float* out)>& fill) {
+  const parallel::ShardLayout& shard = reducer_->shard_layout();
+  if (sharded_params_) sharded_params_->invalidate();  // before the shard changes
+  std::vector<float> chunk(size_t(std::min(std::max<int64_t>(shard.size(), 1), kStateChunk)));
+  for (const auto& piece : shard.pieces())
+    for (int64_t at = piece.begin; at < piece.end; at += kStateChunk) {
+      const int64_t count = std::min(kStateChunk, piece.end - at);
+      fill(at, count, chunk.data());
+      optimizer_->load_params(shard_params(), piece.local + (at - piece.begin), chunk.data(), count);
+    }
+  all_gather_params();
+}
+
+int64_t Trainer::tokens_per_step() const {
+  return int64_t(cfg_.train().batch_size()) * cfg_.train().seq_len() * cfg_.train().grad_accum_steps() * comm_.size();
+}
+
+double Trainer::next_batch() {
+  if (train_loader_) {
+    train_loader_->next(inputs_.data(), targets_.data());
+    return train_loader_->last_wait_s();
+  }
+  const auto t0 = Clock::now();
+  const uint64_t V = uint64_t(cfg_.model().vocab_size());
+  inputs_[0] = int32_t(rng_.next_u64() % V);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    targets_[i] = int32_t(rng_.next_u64() % V);
+    if (i + 1 < inputs_.size()) inputs_[i + 1] = targets_[i];
+  }
+  return seconds_since(t0);
+}
+
+double Trainer::sum_in_rank_order(double mine) {
+  // An all-gather of one double through a u32 sum (host memory works with every backend's
+  // all_reduce): each rank fills only its own slot.
+  std::vector<uint32_t> slots(2 * size_t(comm_.size()), 0);
+  std::memcpy(&slots[2 * size_t(comm_.rank())], &mine, sizeof mine);
+  comm_.all_reduce(slots.data(), int64_t(slots.size()), DType::kU32, parallel::ReduceOp::kSum)->wait();
+  double sum = 0.0;
+  for (int r = 0; r < comm_.size(); ++r) {
+    double part = 0.0;
+    std::memcpy(&part, &slots[2 * size_t(r)], sizeof part);
+    sum += part;
+  }
+  return sum;
+}
+
+float Trainer::average_over_ranks(float value) {
+  if (comm_.size() == 1) return value;
+  comm_.all_reduce(&value, 1, DType::kF32, parallel::ReduceOp::kAvg)->wait();
+  return value;
+}
+
+double Trainer::all_gather_params() {
+  // ZeRO-3 gathers parameter groups when forward/backward need them instead.
+  if (!sharded() || sharded_params_) return 0.0;
+  const auto t0 = Clock::now();
+  char* params = static_cast<char*>(model_->params().raw());
+  const DType dtype = runner_->dtype();
+  comm_
+      .all_gather_v(params + reducer_->shard().begin * int64_t(dtype_size(dtype)), params,
+                    parallel::shard_sizes(model_->num_params(), comm_.size()), dtype)
+      ->wait();
+  return seconds_since(t0);
+}
+
+StepStats Trainer::step(int step) {
+  StepStats s;
+  const auto& t = cfg_.train();
+  const int B = t.batch_size(), T = t.seq_len(), accum = t.grad_accum_steps();
+  const Exec& exec = runner_->exec();
+  DeviceTimer& timer = runner_->timer();
+  comm_.set_step(step + 1);
+  const auto start = Clock::now();
+  model_->zero_grad();
+  // ZeRO-3: the time forward and backward wait for parameter groups is communication, not compute.
+  double gather_wait_s = 0.0;
+  auto take_gather_wait = [&] {
+    const double waited = sharded_params_ ? sharded_params_->take_wait_s() : 0.0;
+    gather_wait_s += waited;
+    return waited;
+  };
+  take_gather_wait();  // validation's or sampling's waits are not this step's
+  gather_wait_s = 0.0;
+  std::vector<double> forward_waits, backward_waits;
+  for (int micro = 0; micro < accum; ++micro) {
+    const size_t mark = size_t(3 * micro);
+    s.data_s += next_batch();
+    timer.mark(mark);
+    model_->forward(inputs_.data(), targets_.data(), B, T);
+    timer.mark(mark + 1);
+    forward_waits.push_back(take_gather_wait());
+    reducer_->begin_backward(micro, accum);
+    model_->backward(1.0f / float(accum));
+    timer.mark(mark + 2);
+    backward_waits.push_back(take_gather_wait());
+    // Compute is done when the backward mark is: the reducer's wait after that is exposed.
+    if (reducer_->communicates()) timer.wait(mark + 2);
+    reducer_->finish_backward();
+  }
+  const parallel::CommTimes comm = reducer_->take_times();
+  s.comm_s = comm.comm_s;
+  s.exposed_comm_s = comm.exposed_comm_s;
+  const double window_wait_s = comm.backward_wait_s;  // ZeRO-3's waits for gradient windows are communication
+
+  const size_t opt_begin = size_t(3 * accum), opt_end = opt_begin + 1;
+  timer.mark(opt_begin);
+  const Tensor& shard_grads = reducer_->shard_grads();
+  // The global norm from every rank's double partial, summed in rank order and rounded to fp32 once:
+  // ZeRO-2's contiguous shards and ZeRO-3's per-group cuts sum other partitions of the same squares,
+  // and a float all-reduce of fp32 partials would give them (and so their clip factors) other last bits.
+  double sum_sq = ops::sum_squares(exec, shard_grads.dtype(), shard_grads.raw(), reducer_->shard_layout().size());
+  if (sharded()) sum_sq = sum_in_rank_order(sum_sq);
+  s.grad_norm = std::sqrt(double(float(sum_sq)));
+  const float scale = clip_scale(s.grad_norm, cfg_.optimizer().grad_clip());
+  s.lr = schedule_.lr_at(step);
+  if (sharded_params_) sharded_params_->invalidate();  // before the shard changes
+  if (scale > 0.0f)
+    optimizer_->step(shard_params(), shard_grads.raw(), s.lr, scale);
+  else if (is_rank0())
+    log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
+  timer.mark(opt_end);
+  const double gather_s = all_gather_params();
+  s.optimizer_s = timer.seconds(opt_begin, opt_end);  // waits for the update: every mark below is done
+  for (int micro = 0; micro < accum; ++micro) {
+    const size_t mark = size_t(3 * micro);
+    s.forward_s += timer.seconds(mark, mark + 1) - forward_waits[size_t(micro)];
+    s.backward_s += timer.seconds(mark + 1, mark + 2) - backward_waits[size_t(micro)];
+  }
+  s.backward_s -= window_wait_s;
+  // ZeRO-3 waited for its parameter groups inside forward and backward instead.
+  s.param_gather_s = sharded_params_ ? gather_wait_s : gather_s;
+  s.comm_s += s.param_gather_s;
+  s.exposed_comm_s += s.param_gather_s;
+  s.loss = average_over_ranks(model_->take_loss_sum() / float(accum));
+  s.total_s = seconds_since(start);
+  return s;
+}
+
+float Trainer::validate() {
+  TT_ASSERT(val_loader_, "validate() without validation data");
+  const auto& t = cfg_.train();
+  const int world = comm_.size(), rank = comm_.rank();
+  // The same val_batches batches whatever the number of ranks: rank r evaluates batches r, r+world, ...
+  val_loader_->reset();
+  float sum = 0.0f;
+  for (int round = 0; round * world < t.val_batches(); ++round) {
+    val_loader_->next(inputs_.data(), targets_.data());
+    const bool counted = round * world + rank < t.val_batches();
+    // ZeRO-3's forward is collective (parameter gathers): every rank runs every round.
+    if (counted || sharded_params_) {
+      const float loss = eval_loss();
+      if (counted) sum += loss;
+    }
+  }
+  if (world > 1) comm_.all_reduce(&sum, 1, DType::kF32, parallel::ReduceOp::kSum)->wait();
+  return sum / float(t.val_batches());
+}
+
+float Trainer::eval_loss() {
+  model_->forward(inputs_.data(), targets_.data(), cfg_.train().batch_size(), cfg_.train().seq_len());
+  return model_->take_loss_sum();
+}
+
+Model* Trainer::host_model() {
+  if (!runner_->is_cuda() && !sharded_params_) return is_rank0() ? model_.get() : nullptr;
+  if (is_rank0() && !host_copy_) {  // for sampling: no gradients
+    ModelOptions mo;
+    mo.max_batch = 1;
+    mo.max_seq = cfg_.train().seq_len();
+    mo.hold_grads = false;
+    host_copy_ = std::make_unique<Model>(desc_, mo);
+  }
+  float* copy = is_rank0() ? host_copy_->params().data<float>() : nullptr;
+  int64_t at = 0;
+  const DType dtype = runner_->dtype();
+  const parallel::ChunkSink sink = [&](const void* chunk, int64_t count) {
+    to_f32(chunk, dtype, count, copy + at);
+    at += count;
+  };
+  if (sharded_params_)  // collective: every rank sends its shard, rank 0 keeps the chunks
+    parallel::gather_to_rank0(comm_, sharded_params_->layout(), sharded_params_->shard_data(), dtype, runner_->exec(),
+                              sink);
+  else if (copy)
+    parallel::stream_to_host(runner_->exec(), model_->params().raw(), dtype, model_->num_params(), sink);
+  return is_rank0() ? host_copy_.get() : nullptr;
+}
+
+void Trainer::print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const {
+  char line[320];
+  int n = std::snprintf(line, sizeof line, "step %*d/%d | loss %.4f", int(std::to_string(cfg_.train().steps()).size()),
+                        step + 1, cfg_.train().steps(), s.loss);
+  if (val_loss >= 0) n += std::snprintf(line + n, sizeof line - n, " | val %.4f", val_loss);
+  n += std::snprintf(line + n, sizeof line - n, " | lr %.2e | norm %.3f | %.0f tok/s | %.0f ms/step", s.lr, s.grad_norm,
+                     tokens_per_s, s.total_s * 1e3);
+  if (comm_.size() > 1)
+    n += std::snprintf(line + n, sizeof line - n, " | comm %.0f ms (exposed %.0f)", s.comm_s * 1e3,
+                       s.exposed_comm_s * 1e3);
+  std::snprintf(line + n, sizeof line - n, " | ETA %s", format_duration(eta_s).c_str());
+  log_info(line);
+}
+
+TrainSummary Trainer::train(bool resume) {
+  const auto& t = cfg_.train();
+  if (is_rank0()) ensure_dir(run_dir_);
+  int start_step = 0;
+  if (resume) {
+    // Rank 0 picks the checkpoint; every rank reads the same file.
+    int32_t newest = -1;
+    if (is_rank0()) {
+      const std::string path = newest_complete_checkpoint(ckpt_dir_);
+      for (const auto& [step, p] : list_checkpoints(ckpt_dir_))
+        if (p == path) newest = int32_t(step);
+    }
+    comm_.broadcast(&newest, 1, DType::kI32, 0)->wait();
+    if (newest < 0)
+      throw Error(ErrorKind::kCheckpoint, "no complete checkpoint to resume from", ckpt_dir_,
+                  "run without --resume to start fresh, or point logging.run_dir at the run to continue");
+    const std::string path = checkpoint_path(ckpt_dir_, int64_t(newest));
+    start_step = load_checkpoint(path);
+    if (is_rank0()) log_info("resumed from ", path, " at step ", start_step);
+  }
+  std::unique_ptr<MetricsSink> metrics;
+  if (is_rank0()) {
+    metrics = std::make_unique<MetricsSink>(run_dir_ + "/metrics.jsonl", resume ? start_step : -1);
+    atomic_write_string(run_dir_ + "/config.pbtxt",
+                        config_to_text(cfg_));  // the effective config, for plots and humans
+    log_info("model ", desc_.str(), " | ", double(model_num_params(desc_)) / 1e6, "M parameters | ",
+             runner_->device().str(), runner_->is_cuda() ? " (" + runner_->name() + ")" : std::string(),
+             " | batch_size=", t.batch_size(), " seq_len=", t.seq_len(), " grad_accum_steps=", t.grad_accum_steps(),
+             " ranks=", comm_.size(), " (", tokens_per_step(), " tokens/step) | ", t.steps(), " steps | run dir ",
+             run_dir_);
+  }
+
+  TrainSummary summary;
+  summary.steps_done = start_step;
+  double ema_step_s = 0.0, ema_tps = 0.0;
+  for (int step = start_step; step < t.steps(); ++step) {
+    const StepStats s = this->step(step);
+    const double tps = double(tokens_per_step()) / s.total_s;
+    ema_step_s = step == start_step ? s.total_s : 0.9 * ema_step_s + 0.1 * s.total_s;
+    ema_tps = step == start_step ? tps : 0.9 * ema_tps + 0.1 * tps;
+    const bool last = step + 1 == t.steps();
+    const bool do_val = val_loader_ && (last || (t.val_every() > 0 && (step + 1) % t.val_every() == 0));
+    float val_loss = -1.0f;
+    if (do_val) val_loss = validate();
+
+    if (metrics) {
+      JsonLine j;
+      j.add("step", step + 1)
+          .add("loss", s.loss)
+          .add("lr", s.lr)
+          .add("grad_norm", s.grad_norm)
+          .add("tokens_per_s", tps)
+          .add("step_s", s.total_s)
+          .add("data_s", s.data_s)
+          .add("forward_s", s.forward_s)
+          .add("backward_s", s.backward_s)
+          .add("optimizer_s", s.optimizer_s)
+          .add("comm_s", s.comm_s)
+          .add("exposed_comm_s", s.exposed_comm_s)
+          .add("peak_memory_bytes", int64_t(memory_stats(runner_->device().device).peak_bytes));  // rank 0's, so far
+      if (zero_stage() > 0) j.add("param_gather_s", s.param_gather_s);
+      if (do_val) j.add("val_loss", val_loss);
+      metrics->write(j);
+    }
+    const int log_every = std::max(1, t.log_every());
+    if (is_rank0() && (last || do_val || (step + 1) % log_every == 0 || step == start_step))
+      print_progress(step, s, ema_tps, ema_step_s * (t.steps() - step - 1), val_loss);
+
+    summary.steps_done = step + 1;
+    summary.final_train_loss = s.loss;
+    summary.tokens_per_s = ema_tps;
+    if (do_val) summary.final_val_loss = val_loss;
+    const int every = cfg_.checkpoint().every();
+    const bool stop =
+        comm_.size() > 1 ? comm_.any_rank_requests_stop(g_stop_requested.load()) : g_stop_requested.load();
+    if (last || stop || (every > 0 && (step + 1) % every == 0)) save_checkpoint(step + 1);
+    if (stop && !last) {
+      if (is_rank0())
+        log_warn("stopped by signal after step ", step + 1, "; checkpoint written. Continue with --resume");
+      summary.interrupted = true;
+      break;
+    }
+  }
+  return summary;
+}
+
+void Trainer::save_checkpoint(int steps_done) {
+  const Exec& exec = runner_->exec();
+  const int64_t n = model_->num_params();
+  const parallel::ShardLayout& shard = reducer_->shard_layout();
+  // Each of params (fp32: the master weights), adam_m and adam_v is this rank's part of the flat
+  // buffer. Whole (no ZeRO, or one rank): rank 0 streams it from its device into the file. Sharded:
+  // every rank takes part in gathering it chunk by chunk while rank 0 writes it, so no rank holds
+  // the whole tensor. Should rank 0 fail to write, it exits with the error and mpirun ends the
+  // ranks gathering with it.
+  const float* state_tensors[3] = {optimizer_->fp32_params(shard_params()), optimizer_->m().data<float>(),
+                                   optimizer_->v().data<float>()};
+  const char* names[3] = {"params", "adam_m", "adam_v"};
+  // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
+  Tensor residuals;
+  if (reducer_->residual().defined()) {
+    const Tensor& mine = reducer_->residual();
+    residuals = Tensor::zeros("checkpoint.error_feedback", {mine.numel() * comm_.size()}, DType::kF32, mine.device());
+    comm_.all_gather(mine.raw(), residuals.raw(), mine.numel(), DType::kF32)->wait();
+  }
+  synchronize(exec);  // the last update is in the state read below
+  if (!is_rank0()) {  // the gathers rank 0 runs while writing, in the same order
+    if (sharded())
+      for (const float* t : state_tensors)
+        parallel::gather_to_rank0(comm_, shard, t, DType::kF32, exec, [](const void*, int64_t) {});
+    return;
+  }
+  ensure_dir(ckpt_dir_);
+  RunState state{steps_done,   optimizer_->steps_taken(),
+                 rng_.state(), train_loader_ ? train_loader_->state() : data::LoaderState{},
+                 comm_.size(), zero_stage()};
+  CheckpointWriter w;
+  w.add_string("format", kCheckpointFormat);
+  w.add_string("model_signature", desc_.str());
+  w.add_string("config", config_to_text(cfg_));
+  w.add_string("tokenizer", codec_.serialize());
+  w.add("state", &state, sizeof state);
+  const size_t tensor_bytes = size_t(n) * sizeof(float);
+  for (int i = 0; i < 3; ++i) {
+    const float* t = state_tensors[i];
+    w.add_streamed(names[i], tensor_bytes, [&, t](const CheckpointWriter::Sink& sink) {
+      const parallel::ChunkSink chunk_sink = [&](const void* chunk, int64_t count) {
+        sink(chunk, size_t(count) * sizeof(float));
+      };
+      if (sharded())
+        parallel::gather_to_rank0(comm_, shard, t, DType::kF32, exec, chunk_sink);
+      else
+        parallel::stream_to_host(exec, t, DType::kF32, n, chunk_sink);
+    });
+  }
+  if (residuals.defined()) {
+    const Tensor& all = residuals;
+    w.add_streamed("error_feedback", all.nbytes(), [&](const CheckpointWriter::Sink& sink) {
+      parallel::stream_to_host(exec, all.raw(), DType::kF32, all.numel(),
+                               [&](const void* chunk, int64_t count) { sink(chunk, size_t(count) * sizeof(float)); });
+    });
+    w.add_string("error_feedback_layout", error_feedback_layout());
+  }
+  const std::string path = checkpoint_path(ckpt_dir_, steps_done);
+  const auto t0 = Clock::now();
+  w.write(path);
+  prune_checkpoints(ckpt_dir_, cfg_.checkpoint().keep());
+  log_info("checkpoint ", path, " (", format_bytes(double(tensor_bytes) * 3), ", ", int(seconds_since(t0) * 1e3),
+           " ms)");
+}
+
+int Trainer::load_checkpoint(const std::string& path) {
+  // The large sections stay in the file: each rank reads only what it holds (its shard, with ZeRO).
+  CheckpointReader r(path, [](const std::string& name) {
+    return name != "params" && name != "adam_m" && name != "adam_v" && name != "error_feedback";
+  });
+  if (!r.has("format") || r.string("format") != kCheckpointFormat)
+    throw Error(ErrorKind::kCheckpoint,
+                "checkpoint format '" + (r.has("format") ? r.string("format") : std::string("?")) +
+                    "' is not this topotrain's (" + kCheckpointFormat + ")",
+                path, "start a new run_dir; weights of older checkpoints cannot be resumed by this version");
+  const std::string sig = r.string("model_signature");
+  if (sig != desc_.str())
+    throw Error(ErrorKind::kCheckpoint,
+                "checkpoint model (" + sig + ") does not match the configured model (" + desc_.str() + ")", path,
+                "resume with the config the run was started with, or start a new run_dir");
+  RunState state;
+  r.copy_to("state", &state, sizeof state);
+  const size_t full_bytes = size_t(model_->num_params()) * sizeof(float);
+  for (const char* name : {"params", "adam_m", "adam_v"})  // stored whole, whatever the writer's ranks
+    r.expect_bytes(name, full_bytes);
+  // The step count first: the bf16 working copy is re-derived with the rounding of that step.
+  optimizer_->set_steps_taken(state.optimizer_steps);
+  set_params([&](int64_t begin, int64_t count, float* out) {
+    r.read_range("params", uint64_t(begin) * sizeof(float), out, size_t(count) * sizeof(float));
+  });
+  // Each rank takes its shard of the moments, whatever the rank count that wrote them.
+  const parallel::ShardLayout& shard = reducer_->shard_layout();
+  std::vector<float> m(size_t(std::min(std::max<int64_t>(shard.size(), 1), kStateChunk))), v(m.size());
+  for (const auto& piece : shard.pieces())
+    for (int64_t at = piece.begin; at < piece.end; at += kStateChunk) {
+      const int64_t count = std::min(kStateChunk, piece.end - at);
+      r.read_range("adam_m", uint64_t(at) * sizeof(float), m.data(), size_t(count) * sizeof(float));
+      r.read_range("adam_v", uint64_t(at) * sizeof(float), v.data(), size_t(count) * sizeof(float));
+      optimizer_->load_moments(piece.local + (at - piece.begin), m.data(), v.data(), count);
+    }
+  if (reducer_->residual().defined()) load_residuals(r, state.world_size);
+  rng_.set_state(state.rng);
+  if (train_loader_) train_loader_->set_state(state.train_loader);
+  if (state.steps_done > cfg_.train().steps())
+    throw Error(ErrorKind::kCheckpoint,
+                str("checkpoint is at step ", state.steps_done, " but train.steps is ", cfg_.train().steps()), path,
+                "raise train.steps (e.g. --set train.steps=N) to continue training");
+  if (is_rank0() && state.world_size != comm_.size())
+    log_info("checkpoint was written by ", state.world_size, " rank(s) (zero_stage ", state.zero_stage,
+             "); resuming with ", comm_.size(), " (zero_stage ", zero_stage(), ")");
+  return int(state.steps_done);
+}
+
+// How this run's error-feedback residuals are laid out: "int8 flat", "int8 hierarchical 2 nodes x 2
+// ranks", "int8 flat bf16 gradients". Residuals from a checkpoint with another layout would be fed
+// back into the wrong elements.
+std::string Trainer::error_feedback_layout() const {
+  const parallel::NodeLayout* nodes = reducer_->node_layout();
+  // Buckets are capped in bytes, so bf16 gradients have other buckets (and owner slots) than fp32.
+  const DType grads = runner_->dtype();
+  return str(parallel::grad_compression_name(reducer_->compression()), " ",
+             parallel::collective_shape_name(reducer_->shape()), nodes ? " " + nodes->str() : std::string(),
+             grads == DType::kF32 ? std::string() : str(" ", dtype_name(grads), " gradients"));
+}
+
+// This rank's error-feedback residuals, when the checkpoint holds residuals of this rank count and
+// layout; otherwise they stay zero.
+void Trainer::load_residuals(CheckpointReader& r, int64_t writer_world_size) {
+  Tensor& mine = reducer_->residual();
+  const size_t bytes = mine.nbytes();
+  // [compressed reduce-scatter] residual() also holds the owner residuals of the reduced chunks, so
+  // its length changed; a checkpoint whose section has another length is not loaded (no overread).
+  // The hierarchical shape orders them by its node layout, so the layout must match too.
+  const bool same_layout =
+      r.has("error_feedback") && r.section_bytes("error_feedback") == bytes * size_t(comm_.size()) &&
+      r.has("error_feedback_layout") && r.string("error_feedback_layout") == error_feedback_layout();
+  if (r.has("error_feedback") && writer_world_size == comm_.size() && same_layout) {
+    std::vector<char> host(bytes);
+    r.read_range("error_feedback", bytes * size_t(comm_.rank()), host.data(), bytes);
+    copy_sync(runner_->exec(), mine.raw(), host.data(), bytes);
+  } else if (is_rank0()) {
+    log_warn("error-feedback residuals ",
+             !r.has("error_feedback") ? "are not in the checkpoint"
+             : writer_world_size != comm_.size()
+                 ? "were written by a different rank count"
+                 : "have another layout (" +
+                       (r.has("error_feedback_layout") ? r.string("error_feedback_layout")
+                                                       : std::string("older topotrain")) +
+                       ", this run: " + error_feedback_layout() + ")",
+             "; starting them at zero");
+  }
+}
+
+}  // namespace tt
