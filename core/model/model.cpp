@@ -159,6 +159,30 @@ struct GroupPtr {
 };
 }  // namespace
 
+Model::BlockActs Model::block_acts(int l) const {
+  const Activations& a = *acts_;
+  const ModelDesc& d = desc_;
+  const int64_t cap = int64_t(opt_.max_batch) * opt_.max_seq, es = int64_t(dtype_size(opt_.dtype));
+  auto at = [&](const Tensor& t, int64_t width) { return bytes(t) + l * cap * width * es; };
+  auto stat = [&](const Tensor& t) { return t.defined() ? t.data<float>() + l * cap : nullptr; };
+  BlockActs b;
+  b.x_in = at(a.x, d.n_embd);
+  b.x_out = bytes(a.x) + (l + 1) * cap * d.n_embd * es;
+  b.n1 = at(a.n1, d.n_embd);
+  b.qkv = at(a.qkv, d.qkv_dim());
+  b.atty = at(a.atty, d.q_dim());
+  b.xmid = at(a.xmid, d.n_embd);
+  b.n2 = at(a.n2, d.n_embd);
+  b.pre = at(a.pre, d.mlp_up_dim());
+  b.act = at(a.act, d.mlp_hidden);
+  b.n1_mean = stat(a.n1_mean);
+  b.n1_rstd = stat(a.n1_rstd);
+  b.n2_mean = stat(a.n2_mean);
+  b.n2_rstd = stat(a.n2_rstd);
+  b.stats = a.att_stats.data<float>() + l * a.stats_stride;
+  return b;
+}
+
 void Model::forward(const int32_t* inputs, const int32_t* targets, int B, int T) {
   TT_ASSERT(B >= 1 && B <= opt_.max_batch && T >= 1 && T <= opt_.max_seq, "forward B=", B, " T=", T,
             " exceeds the allocated ", opt_.max_batch, "x", opt_.max_seq);
@@ -217,34 +241,22 @@ void Model::run_block_forward(int l, int next_group) {
   const DType dt = opt_.dtype;
   const size_t es = dtype_size(dt);
   const int B = last_B_, T = last_T_, C = d.n_embd;
-  const int64_t BT = int64_t(B) * T, cap = int64_t(opt_.max_batch) * opt_.max_seq;
+  const int64_t BT = int64_t(B) * T;
   const kernels::AttentionShape shape{B, T, d.n_head, d.n_kv_head, d.head_dim};
   const BlockOffsets& o = layout_.blocks[size_t(l)];
   const GroupPtr p{const_cast<char*>(static_cast<const char*>(acquire(1 + l, next_group))),
                    layout_.groups[size_t(1 + l)].begin, es};
-  auto at = [&](const Tensor& t, int64_t width) { return bytes(t) + l * cap * width * int64_t(es); };
-  auto stat = [&](const Tensor& t) { return t.defined() ? t.data<float>() + l * cap : nullptr; };
-  char* x_in = at(a.x, C);
-  char* x_out = bytes(a.x) + (l + 1) * cap * C * int64_t(es);
-  char* n1 = at(a.n1, C);
-  char* qkv = at(a.qkv, d.qkv_dim());
-  char* atty = at(a.atty, d.q_dim());
-  char* xmid = at(a.xmid, C);
-  char* n2 = at(a.n2, C);
-  char* pre = at(a.pre, d.mlp_up_dim());
-  char* act = at(a.act, d.mlp_hidden);
-  float* stats = a.att_stats.data<float>() + l * a.stats_stride;
-
-  ops::norm_forward(e, dt, d.norm, n1, stat(a.n1_mean), stat(a.n1_rstd), x_in, p(o.norm1_w), p(o.norm1_b), int(BT), C);
-  ops::linear_forward(e, dt, qkv, n1, p(o.qkv_w), p(o.qkv_b), int(BT), C, d.qkv_dim());
-  if (d.rope_positions()) ops::rope_forward(e, dt, qkv, a.rope_cos.data<float>(), a.rope_sin.data<float>(), shape);
-  ops::attention_forward(e, dt, atty, stats, qkv, shape);
-  ops::linear_forward(e, dt, a.proj.raw(), atty, p(o.out_w), p(o.out_b), int(BT), d.q_dim(), C);
-  ops::residual_norm_forward(e, dt, d.norm, xmid, n2, stat(a.n2_mean), stat(a.n2_rstd), x_in, a.proj.raw(),
-                             p(o.norm2_w), p(o.norm2_b), int(BT), C);
-  ops::mlp_up_forward(e, dt, d.mlp, act, pre, n2, p(o.up_w), p(o.up_b), int(BT), C, d.mlp_up_dim());
-  ops::linear_forward(e, dt, a.proj.raw(), act, p(o.down_w), p(o.down_b), int(BT), d.mlp_hidden, C);
-  ops::residual_forward(e, dt, x_out, xmid, a.proj.raw(), BT * C);
+  const BlockActs b = block_acts(l);
+  ops::norm_forward(e, dt, d.norm, b.n1, b.n1_mean, b.n1_rstd, b.x_in, p(o.norm1_w), p(o.norm1_b), int(BT), C);
+  ops::linear_forward(e, dt, b.qkv, b.n1, p(o.qkv_w), p(o.qkv_b), int(BT), C, d.qkv_dim());
+  if (d.rope_positions()) ops::rope_forward(e, dt, b.qkv, a.rope_cos.data<float>(), a.rope_sin.data<float>(), shape);
+  ops::attention_forward(e, dt, b.atty, b.stats, b.qkv, shape);
+  ops::linear_forward(e, dt, a.proj.raw(), b.atty, p(o.out_w), p(o.out_b), int(BT), d.q_dim(), C);
+  ops::residual_norm_forward(e, dt, d.norm, b.xmid, b.n2, b.n2_mean, b.n2_rstd, b.x_in, a.proj.raw(), p(o.norm2_w),
+                             p(o.norm2_b), int(BT), C);
+  ops::mlp_up_forward(e, dt, d.mlp, b.act, b.pre, b.n2, p(o.up_w), p(o.up_b), int(BT), C, d.mlp_up_dim());
+  ops::linear_forward(e, dt, a.proj.raw(), b.act, p(o.down_w), p(o.down_b), int(BT), d.mlp_hidden, C);
+  ops::residual_forward(e, dt, b.x_out, b.xmid, a.proj.raw(), BT * C);
 }
 
 float Model::take_loss_sum() {
@@ -302,45 +314,35 @@ void Model::run_block_backward(int l, int next_group) {
   const DType dt = opt_.dtype;
   const size_t es = dtype_size(dt);
   const int B = last_B_, T = last_T_, C = d.n_embd;
-  const int64_t BT = int64_t(B) * T, cap = int64_t(opt_.max_batch) * opt_.max_seq;
+  const int64_t BT = int64_t(B) * T;
   const kernels::AttentionShape shape{B, T, d.n_head, d.n_kv_head, d.head_dim};
   const BlockOffsets& o = layout_.blocks[size_t(l)];
   const int64_t gbegin = layout_.groups[size_t(1 + l)].begin;
   const GroupPtr p{const_cast<char*>(static_cast<const char*>(acquire(1 + l, next_group))), gbegin, es};
   const GroupPtr g{static_cast<char*>(grads_of(1 + l)), gbegin, es};
-  auto at = [&](const Tensor& t, int64_t width) { return bytes(t) + l * cap * width * int64_t(es); };
-  auto stat = [&](const Tensor& t) { return t.defined() ? t.data<float>() + l * cap : nullptr; };
-  const char* x_in = at(a.x, C);
-  const char* n1 = at(a.n1, C);
-  const char* qkv = at(a.qkv, d.qkv_dim());
-  const char* atty = at(a.atty, d.q_dim());
-  const char* xmid = at(a.xmid, C);
-  const char* n2 = at(a.n2, C);
-  const char* pre = at(a.pre, d.mlp_up_dim());
-  const char* act = at(a.act, d.mlp_hidden);
-  const float* stats = a.att_stats.data<float>() + l * a.stats_stride;
+  const BlockActs b = block_acts(l);
   void* dres = a.dres.raw();
 
   // MLP: dres holds d(x_{l+1}) = d(x_mid via the skip) = d(down projection output).
-  ops::mlp_down_backward(e, dt, d.mlp, a.dpre.raw(), g(o.down_w), g(o.down_b), a.dact.raw(), dres, act, p(o.down_w),
-                         pre, int(BT), d.mlp_hidden, C);
+  ops::mlp_down_backward(e, dt, d.mlp, a.dpre.raw(), g(o.down_w), g(o.down_b), a.dact.raw(), dres, b.act, p(o.down_w),
+                         b.pre, int(BT), d.mlp_hidden, C);
   zero_async(e, a.dnorm.raw(), size_t(BT) * C * es);
-  ops::linear_backward(e, dt, a.dnorm.raw(), g(o.up_w), g(o.up_b), a.dpre.raw(), n2, p(o.up_w), int(BT), C,
+  ops::linear_backward(e, dt, a.dnorm.raw(), g(o.up_w), g(o.up_b), a.dpre.raw(), b.n2, p(o.up_w), int(BT), C,
                        d.mlp_up_dim());
-  ops::norm_backward(e, dt, d.norm, dres, g(o.norm2_w), g(o.norm2_b), a.dnorm.raw(), xmid, p(o.norm2_w),
-                     stat(a.n2_mean), stat(a.n2_rstd), int(BT), C);
+  ops::norm_backward(e, dt, d.norm, dres, g(o.norm2_w), g(o.norm2_b), a.dnorm.raw(), b.xmid, p(o.norm2_w), b.n2_mean,
+                     b.n2_rstd, int(BT), C);
   // Attention: dres now holds d(x_mid) = d(x_l via the skip) = d(output projection).
   zero_async(e, a.datty.raw(), size_t(BT) * d.q_dim() * es);
-  ops::linear_backward(e, dt, a.datty.raw(), g(o.out_w), g(o.out_b), dres, atty, p(o.out_w), int(BT), d.q_dim(), C);
+  ops::linear_backward(e, dt, a.datty.raw(), g(o.out_w), g(o.out_b), dres, b.atty, p(o.out_w), int(BT), d.q_dim(), C);
   zero_async(e, a.dqkv.raw(), size_t(BT) * d.qkv_dim() * es);
-  ops::attention_backward(e, dt, a.dqkv.raw(), a.datty.raw(), qkv, atty, stats, shape);
+  ops::attention_backward(e, dt, a.dqkv.raw(), a.datty.raw(), b.qkv, b.atty, b.stats, shape);
   if (d.rope_positions())
     ops::rope_backward(e, dt, a.dqkv.raw(), a.rope_cos.data<float>(), a.rope_sin.data<float>(), shape);
   zero_async(e, a.dnorm.raw(), size_t(BT) * C * es);
-  ops::linear_backward(e, dt, a.dnorm.raw(), g(o.qkv_w), g(o.qkv_b), a.dqkv.raw(), n1, p(o.qkv_w), int(BT), C,
+  ops::linear_backward(e, dt, a.dnorm.raw(), g(o.qkv_w), g(o.qkv_b), a.dqkv.raw(), b.n1, p(o.qkv_w), int(BT), C,
                        d.qkv_dim());
-  ops::norm_backward(e, dt, d.norm, dres, g(o.norm1_w), g(o.norm1_b), a.dnorm.raw(), x_in, p(o.norm1_w),
-                     stat(a.n1_mean), stat(a.n1_rstd), int(BT), C);
+  ops::norm_backward(e, dt, d.norm, dres, g(o.norm1_w), g(o.norm1_b), a.dnorm.raw(), b.x_in, p(o.norm1_w), b.n1_mean,
+                     b.n1_rstd, int(BT), C);
   report_ready(1 + l);
 }
 

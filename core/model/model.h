@@ -95,6 +95,13 @@ class Model {
 
  private:
   struct Activations;
+  // Block l's stored activations: its input and output on the residual stream, and what its
+  // backward reads (norm statistics are null where the norm has none).
+  struct BlockActs {
+    char *x_in, *x_out, *n1, *qkv, *atty, *xmid, *n2, *pre, *act;
+    float *n1_mean, *n1_rstd, *n2_mean, *n2_rstd, *stats;
+  };
+  BlockActs block_acts(int l) const;
   void allocate();
   const void* acquire(int group, int next_group);
   void* grads_of(int group);

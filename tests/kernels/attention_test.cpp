@@ -2,8 +2,7 @@
 // multi-query (NKV = 1) shapes: forward against a naive double implementation that repeats the
 // key/value heads explicitly, causal masking (future tokens cannot change earlier outputs, att is 0
 // above the diagonal), backward by finite differences over every qkv element (+= semantics),
-// determinism across thread counts, bit-identity with the former multi-head layout code for
-// NKV = NH, and GQA equal to MHA on explicitly repeated key/value heads.
+// determinism across thread counts, and GQA equal to MHA on explicitly repeated key/value heads.
 #include "kernels/attention/attention.h"
 
 #include <gtest/gtest.h>
@@ -172,115 +171,6 @@ TEST(Attention, BitIdenticalAcrossThreadCounts) {
     EXPECT_TRUE(bit_identical(outs[0], outs[1]));
     EXPECT_TRUE(bit_identical(dqkvs[0], dqkvs[1]));
   }
-}
-
-// ---- the former multi-head code (qkv[B,T,3C], NH heads of C/NH), verbatim but for the names ------
-void legacy_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
-  const int hs = C / NH;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  const int64_t c3 = 3 * static_cast<int64_t>(C);
-#pragma omp parallel for collapse(3) schedule(static)
-  for (int b = 0; b < B; ++b) {
-    for (int h = 0; h < NH; ++h) {
-      for (int t = 0; t < T; ++t) {
-        const float* q = qkv + (static_cast<int64_t>(b) * T + t) * c3 + h * hs;
-        float* arow = att + ((static_cast<int64_t>(b) * NH + h) * T + t) * T;
-        float maxv = -std::numeric_limits<float>::infinity();
-        for (int t2 = 0; t2 <= t; ++t2) {
-          const float* k = qkv + (static_cast<int64_t>(b) * T + t2) * c3 + C + h * hs;
-          float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-          for (int i = 0; i < hs; ++i) dot += q[i] * k[i];
-          dot *= scale;
-          arow[t2] = dot;
-          maxv = dot > maxv ? dot : maxv;
-        }
-        float sum = 0.0f;
-        for (int t2 = 0; t2 <= t; ++t2) {
-          const float e = std::exp(arow[t2] - maxv);
-          arow[t2] = e;
-          sum += e;
-        }
-        const float inv = 1.0f / sum;
-        for (int t2 = 0; t2 <= t; ++t2) arow[t2] *= inv;
-        for (int t2 = t + 1; t2 < T; ++t2) arow[t2] = 0.0f;
-
-        float* o = out + (static_cast<int64_t>(b) * T + t) * C + h * hs;
-        for (int i = 0; i < hs; ++i) o[i] = 0.0f;
-        for (int t2 = 0; t2 <= t; ++t2) {
-          const float* v = qkv + (static_cast<int64_t>(b) * T + t2) * c3 + 2 * C + h * hs;
-          const float a = arow[t2];
-#pragma omp simd
-          for (int i = 0; i < hs; ++i) o[i] += a * v[i];
-        }
-      }
-    }
-  }
-}
-
-void legacy_backward(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH) {
-  const int hs = C / NH;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  const int64_t c3 = 3 * static_cast<int64_t>(C);
-#pragma omp parallel
-  {
-    std::vector<float> datt(T);
-#pragma omp for collapse(2) schedule(static)
-    for (int b = 0; b < B; ++b) {
-      for (int h = 0; h < NH; ++h) {
-        for (int t = 0; t < T; ++t) {
-          const int64_t row = (static_cast<int64_t>(b) * T + t);
-          const float* arow = att + ((static_cast<int64_t>(b) * NH + h) * T + t) * T;
-          const float* dy = dout + row * C + h * hs;
-          const float* q = qkv + row * c3 + h * hs;
-          float* dq = dqkv + row * c3 + h * hs;
-          float weighted = 0.0f;
-          for (int t2 = 0; t2 <= t; ++t2) {
-            const int64_t row2 = (static_cast<int64_t>(b) * T + t2) * c3;
-            const float* v = qkv + row2 + 2 * C + h * hs;
-            float* dv = dqkv + row2 + 2 * C + h * hs;
-            const float a = arow[t2];
-            float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-            for (int i = 0; i < hs; ++i) {
-              dot += dy[i] * v[i];
-              dv[i] += a * dy[i];
-            }
-            datt[t2] = dot;
-            weighted += a * dot;
-          }
-          for (int t2 = 0; t2 <= t; ++t2) {
-            const int64_t row2 = (static_cast<int64_t>(b) * T + t2) * c3;
-            const float* k = qkv + row2 + C + h * hs;
-            float* dk = dqkv + row2 + C + h * hs;
-            const float dpre = arow[t2] * (datt[t2] - weighted) * scale;
-#pragma omp simd
-            for (int i = 0; i < hs; ++i) {
-              dq[i] += dpre * k[i];
-              dk[i] += dpre * q[i];
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-// GPT-2's layout is NKV = NH, HD = C/NH: same bytes in, same bits out as the former code.
-TEST(Attention, MultiHeadBitIdenticalToFormerLayout) {
-  const int B = 2, T = 17, C = 48, NH = 4;
-  const AttentionShape s = make_shape(B, T, NH, NH, C / NH);
-  ASSERT_EQ(s.qkv_dim(), 3 * C);
-  const auto qkv = random_floats(qkv_size(s), 1, -2.f, 2.f), dout = random_floats(out_size(s), 2);
-  std::vector<float> out(out_size(s)), att(att_size(s)), dqkv(qkv.size(), 0.25f);
-  attention_forward_cpu(out.data(), att.data(), qkv.data(), s);
-  attention_backward_cpu(dqkv.data(), dout.data(), qkv.data(), att.data(), s);
-  std::vector<float> out0(out.size()), att0(att.size()), dqkv0(qkv.size(), 0.25f);
-  legacy_forward(out0.data(), att0.data(), qkv.data(), B, T, C, NH);
-  legacy_backward(dqkv0.data(), dout.data(), qkv.data(), att0.data(), B, T, C, NH);
-  EXPECT_TRUE(bit_identical(out, out0));
-  EXPECT_TRUE(bit_identical(att, att0));
-  EXPECT_TRUE(bit_identical(dqkv, dqkv0));
 }
 
 // A grouped shape computes exactly what multi-head attention computes on explicitly repeated

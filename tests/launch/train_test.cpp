@@ -36,13 +36,19 @@ std::string make_corpus(const TempDir& dir, int64_t train_tokens = 1000000) {
          " --set train.log_every=50 --set checkpoint.every=0 --set optimizer.warmup_steps=2";
 }
 
-std::string config_path() { return test::source_dir() + "/examples/gpt2-tiny-synth.pbtxt"; }
+std::string config_path(const std::string& arch = "gpt2") {
+  return test::source_dir() + "/examples/" + arch + "-tiny-synth.pbtxt";
+}
 
-TEST(Train, SyntheticCorpusReachesWithin5PercentOfEntropyFloor) {
+// The training suites that run for every architecture: GPT-2 and a Llama (GQA, RoPE, SwiGLU).
+class TrainArch : public ::testing::TestWithParam<const char*> {};
+INSTANTIATE_TEST_SUITE_P(Archs, TrainArch, ::testing::Values("gpt2", "llama"));
+
+TEST_P(TrainArch, SyntheticCorpusReachesWithin5PercentOfEntropyFloor) {
   TempDir dir;
   const std::string sets = make_corpus(dir);
   auto r = run_topotrain(
-      "train --config " + config_path() + sets +
+      "train --config " + config_path(GetParam()) + sets +
       " --set train.steps=1000 --set train.batch_size=16 --set train.val_every=0 --set optimizer.warmup_steps=50");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto manifest = data::read_synth_manifest(dir.file("data/synth.json"));
@@ -78,10 +84,10 @@ TEST(Train, SyntheticCorpusReachesWithin5PercentOfEntropyFloor) {
   EXPECT_GT(parts_s, 0.8 * steps_s) << "the parts cover " << parts_s << " s of " << steps_s << " s";
 }
 
-TEST(Train, ResumeReproducesUninterruptedLossesBitForBit) {
+TEST_P(TrainArch, ResumeReproducesUninterruptedLossesBitForBit) {
   TempDir dir;
   const std::string sets = make_corpus(dir, 100000) + " --set train.steps=16 --set checkpoint.every=8";
-  auto full = run_topotrain("train --config " + config_path() + sets);
+  auto full = run_topotrain("train --config " + config_path(GetParam()) + sets);
   ASSERT_EQ(full.exit_code, 0) << full.output;
   const auto uninterrupted = test::metric_by_step(dir.file("run/metrics.jsonl"));
   ASSERT_EQ(uninterrupted.size(), 16u);
@@ -89,7 +95,7 @@ TEST(Train, ResumeReproducesUninterruptedLossesBitForBit) {
   // A second run directory holding only the mid-run checkpoint, as if the run had died after step 8.
   fs::create_directories(dir.file("resumed/checkpoints"));
   fs::copy_file(checkpoint_path(dir.file("run/checkpoints"), 8), checkpoint_path(dir.file("resumed/checkpoints"), 8));
-  auto resumed = run_topotrain("train --config " + config_path() + sets +
+  auto resumed = run_topotrain("train --config " + config_path(GetParam()) + sets +
                                " --set logging.run_dir=" + dir.file("resumed") + " --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   const auto after = test::metric_by_step(dir.file("resumed/metrics.jsonl"));
