@@ -460,15 +460,21 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   const config::TrainConfig& train = cfg.train();
   const config::OptimizerConfig& opt = cfg.optimizer();
 
-  if (model.arch() != "gpt2" && model.arch() != "llama")
+  if (model.has_arch() && model.arch() != "gpt2" && model.arch() != "llama")
     c.add("model.arch", str("model.arch \"", model.arch(), "\" is not supported"),
           "use \"gpt2\" or \"llama\" and describe the rest with the model.* fields");
-  c.positive("model.n_layer", model.n_layer(), "number of transformer blocks, e.g. n_layer: 12 in model { }");
-  c.positive("model.n_head", model.n_head(), "attention heads per block, e.g. n_head: 12 in model { }");
-  c.positive("model.n_embd", model.n_embd(), "width of the residual stream, e.g. n_embd: 768 in model { }");
-  c.positive("model.vocab_size", model.vocab_size(), "tokens in the vocabulary, e.g. vocab_size: 50257 for GPT-2");
-  c.positive("model.max_seq_len", model.max_seq_len(),
-             "longest sequence (position embedding size), e.g. max_seq_len: 1024");
+  // With init_from the weights describe the model: its fields may be left out (0), and any that
+  // is set is checked against the file when the run starts (core/model/weights.h).
+  const bool from_file = !model.init_from().empty();
+  auto required = [&](const char* field, int value, const char* hint) {
+    if (!from_file || value != 0) c.positive(field, value, hint);
+  };
+  required("model.n_layer", model.n_layer(), "number of transformer blocks, e.g. n_layer: 12 in model { }");
+  required("model.n_head", model.n_head(), "attention heads per block, e.g. n_head: 12 in model { }");
+  required("model.n_embd", model.n_embd(), "width of the residual stream, e.g. n_embd: 768 in model { }");
+  required("model.vocab_size", model.vocab_size(), "tokens in the vocabulary, e.g. vocab_size: 50257 for GPT-2");
+  required("model.max_seq_len", model.max_seq_len(),
+           "longest sequence (position embedding size), e.g. max_seq_len: 1024");
   if (model.head_dim() < 0)
     c.add("model.head_dim", str("model.head_dim must be >= 0 (got ", model.head_dim(), ")"), "0 means n_embd / n_head");
   else if (model.head_dim() == 0 && model.n_head() > 0 && model.n_embd() > 0 && model.n_embd() % model.n_head() != 0)
@@ -649,7 +655,7 @@ void apply_override(config::Config& cfg, const std::string& assignment, const st
 
 void fill_defaults(config::Config& cfg) {
   config::ModelConfig& model = *cfg.mutable_model();
-  if (!model.has_arch()) model.set_arch(kDefaultArch);
+  if (!model.has_arch() && model.init_from().empty()) model.set_arch(kDefaultArch);  // else the file's
   if (!model.has_init_std()) model.set_init_std(0.02f);
 
   config::TrainConfig& train = *cfg.mutable_train();
@@ -664,6 +670,9 @@ void fill_defaults(config::Config& cfg) {
   if (!opt.has_beta2()) opt.set_beta2(0.95f);
   if (!opt.has_eps()) opt.set_eps(1e-8f);
   if (!opt.has_grad_clip()) opt.set_grad_clip(1.0f);
+
+  config::DataConfig& data = *cfg.mutable_data();
+  if (!data.has_shuffle()) data.set_shuffle(true);
 
   config::LoggingConfig& logging = *cfg.mutable_logging();
   if (!logging.has_run_dir()) logging.set_run_dir(kDefaultRunDir);

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/model/llmc_model.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "llm.c shards are little-endian; a big-endian host needs byte swapping here");
@@ -24,8 +25,6 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 namespace tt::data {
 
 namespace {
-
-constexpr int32_t kLlmcModelMagic = 20240326;  // llm.c model file, a common mix-up
 
 std::string errno_text() { return std::strerror(errno); }
 

@@ -25,6 +25,8 @@ class TextCodec {
   static TextCodec parse(const std::string& spec);
 
   bool has_text() const { return kind_ != Kind::kNone; }
+  // The byte-level BPE tokenizer behind a bpe codec (nullptr for the others).
+  const data::BpeTokenizer* bpe_tokenizer() const { return bpe_.get(); }
   std::string serialize() const;  // "none", "chars:<alphabet>" or "bpe:<len>\n<encoder.json><vocab.bpe>"
   std::string describe() const;   // for logs
   // Throws kData naming the first character that is not in the vocabulary.

@@ -11,6 +11,8 @@ using Args = std::vector<std::string>;
 
 int train_main(const Args& args);
 int sample_main(const Args& args);
+int eval_main(const Args& args);    // launch/eval_command.cpp
+int export_main(const Args& args);  // launch/export_command.cpp
 int bench_main(const Args& args);
 int data_main(const Args& args);  // launch/data_command.cpp
 int plot_main(const Args& args);

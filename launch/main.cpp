@@ -16,7 +16,9 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  train    train a model from a config (.pbtxt)\n"
-    "  sample   generate text from a checkpoint\n"
+    "  sample   generate text from a checkpoint (or any model: Hugging Face, llm.c)\n"
+    "  eval     loss and perplexity of a model on token shards\n"
+    "  export   weights for transformers (safetensors) or llm.c\n"
     "  bench    benchmarks (bench step, bench comm, bench tokenizer)\n"
     "  plot     loss curves of a run as a PNG\n"
     "  probe    interconnect topology (GPUs, P2P, NVLink, all-reduce busbw) or a preset/file\n"
@@ -33,6 +35,8 @@ const char* kUsage =
 int dispatch(const std::string& cmd, const tt::Args& rest) {
   if (cmd == "train") return tt::train_main(rest);
   if (cmd == "sample") return tt::sample_main(rest);
+  if (cmd == "eval") return tt::eval_main(rest);
+  if (cmd == "export") return tt::export_main(rest);
   if (cmd == "bench") return tt::bench_main(rest);
   if (cmd == "data") return tt::data_main(rest);
   if (cmd == "plot") return tt::plot_main(rest);

@@ -18,7 +18,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/format.h"
-#include "core/model/model_desc.h"
+#include "core/model/weights.h"
 #include "launch/args.h"
 #include "launch/commands.h"
 #include "launch/train/auto_strategy.h"
@@ -223,8 +223,7 @@ int plan_main(const Args& args) {
 
   const int accum = cfg.train().grad_accum_steps();
   const int64_t tokens = int64_t(cfg.train().batch_size()) * cfg.train().seq_len() * accum;
-  strategy::ModelSpec model =
-      strategy::model_spec(model_desc_from_config(cfg.model()), cfg.train().seq_len(), tokens, accum);
+  strategy::ModelSpec model = strategy::model_spec(run_model_desc(cfg), cfg.train().seq_len(), tokens, accum);
   if (p.has("--mfu")) {
     model.mfu = p.get_double("--mfu");
     if (!(model.mfu > 0 && model.mfu <= 1)) throw Error(ErrorKind::kUsage, "--mfu must be in (0, 1]", "--mfu");

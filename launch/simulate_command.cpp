@@ -11,7 +11,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/fs.h"
-#include "core/model/model_desc.h"
+#include "core/model/weights.h"
 #include "launch/args.h"
 #include "launch/commands.h"
 #include "parallel/sim/scaling.h"
@@ -75,7 +75,7 @@ int simulate_main(const Args& args) {
     model = strategy::preset_model_spec(p.get("--model"), tokens);
   } else {  // the description the trainer builds from this config
     const config::Config cfg = load_config(p.get("--config"), {});
-    model = strategy::model_spec(model_desc_from_config(cfg.model()), cfg.train().seq_len(), tokens);
+    model = strategy::model_spec(run_model_desc(cfg), cfg.train().seq_len(), tokens);
     model.name = p.get("--config");
   }
   if (p.has("--mfu")) {

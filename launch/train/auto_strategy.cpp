@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/logging.h"
-#include "core/model/model_desc.h"
+#include "core/model/weights.h"
 #include "parallel/strategy/model_spec.h"
 #include "parallel/strategy/planner.h"
 #include "parallel/topology/probe.h"
@@ -57,7 +57,7 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
 
     const auto& t = cfg.train();
     strategy::ModelSpec spec =
-        strategy::model_spec(model_desc_from_config(cfg.model()), t.seq_len(),
+        strategy::model_spec(run_model_desc(cfg), t.seq_len(),
                              int64_t(t.batch_size()) * t.seq_len() * t.grad_accum_steps(), t.grad_accum_steps());
     // GPU ranks (the NCCL backend serves only CUDA runs): compute from the probed GPU's peak in the
     // device table at the default GPU MFU (ModelSpec's zeros). CPU ranks: the measured sgemm speed,

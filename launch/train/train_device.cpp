@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/model/model_desc.h"
+#include "core/model/weights.h"
 #include "parallel/comm/communicator.h"
 #include "parallel/comm/rank_discovery.h"
 
@@ -18,7 +18,7 @@ struct Blocker {
 
 std::vector<Blocker> cuda_blockers(const config::Config& cfg, const DeviceFacts& f) {
   std::vector<Blocker> out;
-  const int head_dim = model_desc_from_config(cfg.model()).head_dim;
+  const int head_dim = run_model_desc(cfg).head_dim;
   if (!cuda_attention_supports_head_size(head_dim))
     out.push_back({"model.head_dim", str("head size ", head_dim, " is not supported by the CUDA attention kernels"),
                    "use a head size of 32, 64 or 128 (model.head_dim, or n_embd / n_head), or train.device=cpu"});

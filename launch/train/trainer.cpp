@@ -21,6 +21,7 @@
 #include "core/logging.h"
 #include "core/metrics.h"
 #include "core/model/init_weights.h"
+#include "core/model/weights.h"
 #include "data/shard.h"
 #include "kernels/ops/ops.h"
 #include "launch/train/grad_reducer_config.h"
@@ -94,7 +95,8 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   ckpt_dir_ = run_dir_ + "/checkpoints";
   const TrainDevice device = resolve_train_device(cfg, device_facts(comm_));
   if (!device.note.empty() && is_rank0()) log_warn(device.note);
-  desc_ = model_desc_from_config(cfg.model());
+  desc_ = run_model_desc(cfg);
+  fill_model_config(desc_, cfg_.mutable_model());  // the effective config names the model it trains
   runner_ = std::make_unique<DeviceRunner>(device, comm_);
   if (t.memory_budget_bytes() > 0) set_memory_budget(runner_->device().device, size_t(t.memory_budget_bytes()));
   build_model();
@@ -109,17 +111,33 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   }
   if (!train_shards.empty()) {
     train_loader_ = std::make_unique<data::PrefetchLoader>(std::make_unique<data::DataLoader>(
-        train_shards, t.batch_size(), t.seq_len(), comm_.rank(), comm_.size(), t.seed(), /*shuffle=*/true));
+        train_shards, t.batch_size(), t.seq_len(), comm_.rank(), comm_.size(), t.seed(), cfg.data().shuffle()));
     if (!cfg.data().val().empty())
       val_loader_ = std::make_unique<data::DataLoader>(data::resolve_shards(cfg.data().val()), t.batch_size(),
                                                        t.seq_len(), comm_.rank(), comm_.size(), /*seed=*/0,
                                                        /*shuffle=*/false);
-    codec_ = codec_for_shards(cfg.data().train(), cfg.data().tokenizer());
+    codec_ = run_codec();
   } else {
     rng_ = Rng(cfg.train().seed() ^ 0x5eed5eedull ^ (uint64_t(comm_.rank()) << 32));  // different random data per rank
   }
   inputs_.resize(size_t(t.batch_size()) * t.seq_len());
   targets_.resize(inputs_.size());
+}
+
+// The tokenizer for prompts and samples: data.tokenizer, else the one that came with init_from's
+// weights (a Hugging Face tokenizer.json), else what the shards name (codec_for_shards).
+TextCodec Trainer::run_codec() const {
+  const auto& d = cfg_.data();
+  if (d.tokenizer().empty() && !init_tokenizer_.empty()) {
+    try {
+      return codec_for_shards(d.train(), init_tokenizer_);
+    } catch (const Error& e) {
+      if (is_rank0())
+        log_warn("the tokenizer beside the weights (", init_tokenizer_, ") is not one topotrain reads (", e.what(),
+                 "); using the data's");
+    }
+  }
+  return codec_for_shards(d.train(), d.tokenizer());
 }
 
 Trainer::~Trainer() {
@@ -167,10 +185,17 @@ void Trainer::build_model() {
       std::make_unique<AdamW>(ranges, shard.size(), AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()}, ao);
   TT_ASSERT(!zero3 || sharded_params_->layout() == shard, "ZeRO-3 parameter and gradient shards differ");
 
-  // Initial weights: each rank makes its own part; ZeRO-1/2 then gather the working copy.
-  set_params([&](int64_t begin, int64_t count, float* out) {
-    init_weights(desc_, layout, t.seed(), begin, begin + count, out);
-  });
+  // Initial weights: each rank makes (or reads) its own part; ZeRO-1/2 then gather the working copy.
+  if (cfg_.model().init_from().empty()) {
+    set_params([&](int64_t begin, int64_t count, float* out) {
+      init_weights(desc_, layout, t.seed(), begin, begin + count, out);
+    });
+  } else {
+    const std::unique_ptr<WeightSource> source = open_weights(cfg_.model().init_from());
+    set_params([&](int64_t begin, int64_t count, float* out) { source->read(begin, count, out); });
+    init_tokenizer_ = source->tokenizer_path();
+    if (is_rank0()) log_info("initial weights from ", source->describe());
+  }
   if (is_rank0() && comm_.size() > 1)
     log_info("data parallel: ", comm_.size(), " ranks (", comm_.backend(), ", ", comm_.num_nodes(),
              " node(s)) | zero_stage ", par.zero_stage(), zero3 ? " (parameters gathered per layer)" : "",
@@ -208,7 +233,7 @@ double Trainer::next_batch() {
     return train_loader_->last_wait_s();
   }
   const auto t0 = Clock::now();
-  const uint64_t V = uint64_t(cfg_.model().vocab_size());
+  const uint64_t V = uint64_t(desc_.vocab_size);
   inputs_[0] = int32_t(rng_.next_u64() % V);
   for (size_t i = 0; i < inputs_.size(); ++i) {
     targets_[i] = int32_t(rng_.next_u64() % V);

@@ -84,6 +84,7 @@ class Trainer {
 
  private:
   void build_model();
+  TextCodec run_codec() const;
   // This rank's part of the parameters: [begin, end) pieces of the flat buffer, as the reducer's
   // shard layout says; `fill` writes count fp32 values of the flat buffer from `begin` on.
   void set_params(const std::function<void(int64_t begin, int64_t count, float* out)>& fill);
@@ -118,11 +119,13 @@ class Trainer {
   std::unique_ptr<Model> host_copy_;  // host_model()'s copy on CUDA and with ZeRO-3
   std::unique_ptr<parallel::GradReducer> reducer_;
   std::unique_ptr<AdamW> optimizer_;
-  // Train: shuffled (seed = train.seed), read ahead by a background thread. Val: plain, in order.
+  // Train: shuffled (seed = train.seed) unless data.shuffle is false, read ahead by a background
+  // thread. Val: plain, in order.
   std::unique_ptr<data::PrefetchLoader> train_loader_;
   std::unique_ptr<data::DataLoader> val_loader_;
   LrSchedule schedule_;
   TextCodec codec_;
+  std::string init_tokenizer_;  // a tokenizer file beside model.init_from's weights, or ""
   Rng rng_;
   std::vector<int32_t> inputs_, targets_;
 };
