@@ -527,6 +527,16 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   if (train.stochastic_rounding() && (train.precision() == "fp32" || train.device() == "cpu"))
     c.add("train.stochastic_rounding", "train.stochastic_rounding applies to bf16 weights only",
           "set train.precision=bf16 on train.device=cuda, or drop train.stochastic_rounding");
+  if (!train.recompute().empty() && train.recompute() != "none" && train.recompute() != "selective" &&
+      train.recompute() != "full")
+    c.add("train.recompute", str("train.recompute \"", train.recompute(), "\" is not a recompute mode"),
+          "use \"none\", \"selective\" (norm outputs, MLP activation, attention probabilities) or \"full\" (each "
+          "block re-runs its forward in backward)");
+  c.non_negative("train.recompute_blocks", train.recompute_blocks(), "0 applies train.recompute to every block");
+  if (model.n_layer() > 0 && train.recompute_blocks() > model.n_layer())
+    c.add("train.recompute_blocks",
+          str("train.recompute_blocks (", train.recompute_blocks(), ") exceeds model.n_layer (", model.n_layer(), ")"),
+          "use at most model.n_layer blocks, or 0 for all of them");
 
   if (cfg.data().train().empty())
     c.add("data.train", "data.train is not set",
@@ -546,6 +556,10 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
           "warmup must end by the last step; lower optimizer.warmup_steps or raise train.steps");
   c.non_negative_finite("optimizer.weight_decay", opt.weight_decay(), "0 disables weight decay; llm.c uses 0.1");
   c.non_negative_finite("optimizer.grad_clip", opt.grad_clip(), "global gradient-norm limit; 0 turns clipping off");
+  if (!opt.state_dtype().empty() && opt.state_dtype() != "fp32" && opt.state_dtype() != "bf16" &&
+      opt.state_dtype() != "int8")
+    c.add("optimizer.state_dtype", str("optimizer.state_dtype \"", opt.state_dtype(), "\" is not supported"),
+          "use \"fp32\" (default), \"bf16\" or \"int8\" (block-wise 8-bit AdamW moments)");
 
   c.non_negative("checkpoint.every", cfg.checkpoint().every(), "0 writes a checkpoint only at the end");
   c.non_negative("checkpoint.keep", cfg.checkpoint().keep(), "0 keeps every checkpoint");

@@ -2,6 +2,8 @@
 // achieved model FLOP/s and a per-phase table (data, forward, backward, optimizer). On a GPU the
 // phases are device times between CUDA events, and the line also gives MFU against the GPU's dense
 // bf16 peak (core/device_info; "n/a" for a GPU missing from the table) and the device memory.
+// `--recompute none,selective,full` runs the benchmark once per activation recompute mode and adds
+// a table of step time, its overhead over the first mode, and peak and predicted memory.
 // Benchmarks print tables; nothing here is asserted by tests.
 #include <cstdio>
 #include <optional>
@@ -24,12 +26,23 @@ namespace tt {
 int bench_comm(const Args& args);  // launch/bench_comm.cpp
 
 namespace {
+struct BenchResult {
+  double step_s = 0, forward_s = 0, backward_s = 0, peak_bytes = 0, predicted_bytes = 0;
+  int n_layer = 0;
+};
+// One benchmark of cfg: prints its tables on rank 0 and fills `result` (when not null).
+int bench_one(const ArgParser& p, config::Config cfg, parallel::Communicator& comm, int steps, int warmup,
+              BenchResult* result);
+
 int bench_step(const Args& args) {
   ArgParser p("topotrain bench step", "Time training steps of the model in a config (no checkpoints, no metrics).");
   p.option("--config", "FILE", "text-format config (see examples/)", "", true)
       .repeated("--set", "KEY=VALUE", "override a config field")
       .option("--steps", "N", "measured steps", "5")
-      .option("--warmup", "N", "untimed warm-up steps", "1");
+      .option("--warmup", "N", "untimed warm-up steps", "1")
+      .option("--recompute", "MODES",
+              "compare activation recompute modes, e.g. none,selective,full (each run from scratch; the table "
+              "gives step time, overhead and peak memory per mode)");
   if (!p.parse(args)) return 0;
   config::Config cfg = load_config(p.get("--config"), p.get_all("--set"));
   const int steps = p.get_int("--steps"), warmup = p.get_int("--warmup");
@@ -37,9 +50,46 @@ int bench_step(const Args& args) {
     throw Error(ErrorKind::kUsage, "--steps must be >= 1 and --warmup >= 0", "topotrain bench step");
   cfg.mutable_train()->set_steps(std::max(cfg.train().steps(), steps + warmup));
   const auto comm = create_process_group(cfg);
+  std::vector<std::string> modes;
+  for (std::string rest = p.get("--recompute"); !rest.empty();) {
+    const size_t comma = rest.find(',');
+    const std::string mode = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    parse_recompute(mode);  // a clear error for an unknown one
+    modes.push_back(mode);
+  }
+  if (modes.empty()) return bench_one(p, cfg, *comm, steps, warmup, nullptr);
+  struct Row {
+    std::string mode;
+    BenchResult r;
+  };
+  std::vector<Row> rows;
+  for (const std::string& mode : modes) {
+    config::Config run = cfg;
+    run.mutable_train()->set_recompute(mode);
+    BenchResult r;
+    if (int rc = bench_one(p, run, *comm, steps, warmup, &r); rc != 0) return rc;
+    rows.push_back({mode, r});
+  }
+  if (comm->rank() != 0) return 0;
+  std::printf("\nrecompute (%d of %d blocks)   ms/step   forward  backward  overhead   peak memory   predicted\n",
+              cfg.train().recompute_blocks() > 0 ? cfg.train().recompute_blocks() : rows[0].r.n_layer,
+              rows[0].r.n_layer);
+  for (const Row& row : rows)
+    std::printf("%-26s %9.1f %9.1f %9.1f %8.1f%% %13s %11s\n", row.mode.c_str(), row.r.step_s * 1e3,
+                row.r.forward_s * 1e3, row.r.backward_s * 1e3, 100.0 * (row.r.step_s / rows[0].r.step_s - 1.0),
+                format_bytes(row.r.peak_bytes).c_str(), format_bytes(row.r.predicted_bytes).c_str());
+  return 0;
+}
+
+int bench_one(const ArgParser& p, config::Config cfg, parallel::Communicator& comm_ref, int steps, int warmup,
+              BenchResult* result) {
+  parallel::Communicator* comm = &comm_ref;
   return run_on_all_ranks(*comm, "bench step", [&] {
     resolve_auto_strategy(cfg, p.get("--config"), *comm);
     const int threads = configure_threads(cfg.train().threads());
+    reset_peak_memory(Device::cpu());  // each mode's own peak (counters only: no device is touched)
+    for (int d = 0; d < 16; ++d) reset_peak_memory(Device::cuda(d));
     Trainer trainer(cfg, p.get("--config"), *comm, /*random_data_fallback=*/true);
     for (int i = 0; i < warmup; ++i) trainer.step(i);
     StepStats sum;
@@ -52,6 +102,14 @@ int bench_step(const Args& args) {
       sum.exposed_comm_s += s.exposed_comm_s;
       sum.comm_s += s.comm_s;
       sum.total_s += s.total_s;
+    }
+    if (result) {
+      *result = {sum.total_s / steps,
+                 sum.forward_s / steps,
+                 sum.backward_s / steps,
+                 double(memory_stats(trainer.runner().device().device).peak_bytes),
+                 trainer.predicted_memory().total(),
+                 trainer.model_desc().n_layer};
     }
     if (comm->rank() != 0) return 0;
     const ModelDesc& desc = trainer.model_desc();

@@ -50,7 +50,17 @@ nlohmann::json candidate_json(const strategy::Candidate& c) {
           {"optimizer_s", c.optimizer_s},
           {"gather_s", c.gather_s},
           {"step_s", c.step_s},
+          {"recompute", recompute_name(c.recompute.mode)},
+          {"recompute_blocks", c.recompute.blocks},
+          {"recompute_s", c.recompute_s},
+          {"state_dtype", state_dtype_name(c.state)},
           {"memory_bytes", c.memory_bytes},
+          {"memory",
+           {{"parameters", c.memory.params},
+            {"gradients", c.memory.grads},
+            {"optimizer_state", c.memory.optimizer},
+            {"activations", c.memory.activations},
+            {"comm_buffers", c.memory.comm}}},
           {"fits", c.fits},
           {"eligible", c.eligible},
           {"runnable", c.runnable()},
@@ -289,17 +299,18 @@ int plan_main(const Args& args) {
               plan.memory_limit_bytes > 0 ? (gb(plan.memory_limit_bytes) + "/GPU").c_str() : "unknown (not checked)");
 
   const int top = int(p.get_int64_in("--top", 0, 1 << 20));
-  std::printf("   %6s %-8s %-5s %-10s %4s %3s %10s %10s %10s %9s %4s %5s\n", "bucket", "payload", "shape", "collective",
-              "zero", "bkt", "comm", "exposed", "step", "mem/GPU", "fits", "train");
+  std::printf("   %6s %-8s %-5s %-10s %4s %3s %-13s %5s %10s %10s %10s %9s %4s %5s\n", "bucket", "payload", "shape",
+              "collective", "zero", "bkt", "recompute", "state", "comm", "exposed", "step", "mem/GPU", "fits", "train");
   bool any_fallback = false;
   size_t shown = 0;
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     const bool is_pick = int(i) == plan.pick;
     if (top > 0 && int(shown) >= top && !is_pick) continue;
     const auto& c = plan.candidates[i];
-    std::printf("%s  %6s %-8s %-5s %-10s %4d %3d %10s %10s %10s %9s %4s %5s\n", is_pick ? "*" : " ",
+    std::printf("%s  %6s %-8s %-5s %-10s %4d %3d %-13s %5s %10s %10s %10s %9s %4s %5s\n", is_pick ? "*" : " ",
                 c.bucket_name().c_str(), cost::payload_name(c.payload), c.shape_name().c_str(),
-                c.collective_name().c_str(), c.zero_stage, c.num_buckets, strategy::format_seconds(c.comm_s).c_str(),
+                c.collective_name().c_str(), c.zero_stage, c.num_buckets, c.recompute_name().c_str(),
+                state_dtype_name(c.state), strategy::format_seconds(c.comm_s).c_str(),
                 strategy::format_seconds(c.exposed_s).c_str(), strategy::format_seconds(c.step_s).c_str(),
                 gb(c.memory_bytes).c_str(), c.fits ? "yes" : "no", c.runnable() ? "yes" : "no*");
     any_fallback = any_fallback || !c.runnable();
@@ -308,10 +319,15 @@ int plan_main(const Args& args) {
   if (any_fallback) std::printf("   * priced for comparison: `topotrain train` runs ZeRO-3 flat only\n");
   if (shown < plan.candidates.size()) std::printf("   (%zu more; --top 0 shows all)\n", plan.candidates.size() - shown);
   std::printf("\n");
-  if (pick)
+  if (pick) {
     std::printf("pick: %s  ->  %s\n", pick->label().c_str(), overrides_for(*pick).c_str());
-  else
+    std::printf("memory per GPU: %s", describe(pick->memory).c_str());
+    if (pick->recompute_s > 0)
+      std::printf(" | recompute adds %s/step", strategy::format_seconds(pick->recompute_s).c_str());
+    std::printf("\n");
+  } else {
     std::printf("pick: none fits\n");
+  }
   std::printf("reason: %s\n", plan.reason.c_str());
   std::string env;
   for (const auto& e : plan.nccl_env) env += (env.empty() ? "" : " ") + e;

@@ -2,17 +2,21 @@
 // the parameters' device. Weight decay is decoupled and applies only to ranges marked `decay`
 // (matrices); biases, norm weights and other 1-D tensors are not decayed.
 //
-// Design: the optimizer owns its fp32 state, m and v and, when the working parameters are not fp32
-// (bf16 on CUDA), the fp32 master weights; an update changes the master (or the fp32 parameters
-// directly) and writes the working copy, rounded to nearest even or stochastically by a stateless
+// Design: the optimizer owns its state, m and v (fp32, bf16 or block-wise int8: StateDType) and,
+// when the working parameters are not fp32 (bf16 on CUDA), the fp32 master weights; an update changes the master (or
+// the fp32 parameters directly) and writes the working copy, rounded to nearest even or stochastically by a stateless
 // hash of (seed, step, global element index), so the rounding of an element does not depend on how
 // the buffer is sharded. The same state is what checkpoints hold (fp32 parameters = the master
 // weights, m, v), so a run resumes on either device and with any rank count; load_params reproduces
 // the working copy the update that produced a master value wrote, so a resumed bf16 run continues
-// bit for bit.
+// bit for bit. Moments in bf16 or int8 travel as their exact fp32 values (read_moments /
+// load_moments): bf16 widens exactly, and int8 block-wise quantisation is idempotent (a block's
+// largest element maps to ±1.0, so re-quantising dequantised codes gives the same absmax and codes),
+// so a resume is bit-exact, and a checkpoint of any state dtype resumes into any other.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/exec.h"
@@ -20,6 +24,17 @@
 #include "core/tensor.h"
 
 namespace tt {
+
+// How the moments m and v are stored: fp32; bf16 (round to nearest even); int8 block-wise (blocks of
+// 256 on the global element grid, an fp32 absmax per block, bitsandbytes' dynamic maps: signed for
+// m, unsigned for v; ranges under kState8MinElements keep fp32 moments, as bitsandbytes does).
+enum class StateDType { kFp32, kBf16, kInt8 };
+constexpr int64_t kState8MinElements = 4096;
+const char* state_dtype_name(StateDType s);  // "fp32", "bf16", "int8"
+// Parses optimizer.state_dtype ("" = fp32); throws kConfig naming the field for an unknown one.
+StateDType parse_state_dtype(const std::string& name);
+// Bytes of m and v together per element (int8: the codes plus the block absmax share).
+double state_bytes_per_element(StateDType s);
 
 struct AdamWSettings {
   float beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f, weight_decay = 0.0f;
@@ -45,6 +60,7 @@ struct AdamWOptions {
   DType grad_dtype = DType::kF32;    // gradients: fp32, or bf16 on CUDA
   bool stochastic_rounding = false;  // bf16 working copy: round stochastically
   uint64_t seed = 0;                 // of the stochastic rounding
+  StateDType state = StateDType::kFp32;
 };
 
 class AdamW {
@@ -62,21 +78,45 @@ class AdamW {
   // (when kept) and the working copy as the update that produced them wrote it (round to nearest
   // before the first step; the stochastic rounding of step steps_taken() after). Synchronises.
   void load_params(void* params, int64_t local, const float* values, int64_t count);
-  // Sets elements [local, local + count) of m and v from host fp32 values. Synchronises.
+  // Sets elements [local, local + count) of m and v (either may be null) from host fp32 values,
+  // rounded or quantised into the state dtype. With int8 state, local and local + count must be
+  // quantisation block boundaries (multiples of kState8Block in global index, or range ends): see
+  // state_chunk_end. Synchronises.
   void load_moments(int64_t local, const float* m, const float* v, int64_t count);
+  // Elements [local, local + count) of m (which 0) or v (which 1) as fp32, in memory of the
+  // optimizer's device valid until the next call (elements outside the ranges read 0). count is at
+  // most kMomentChunk.
+  const float* read_moments(int which, int64_t local, int64_t count);
+  static constexpr int64_t kMomentChunk = int64_t(1) << 22;
+  // The end of a chunk of at most max_count elements starting at local `at` of the piece that holds
+  // the global elements [global_at, ...) up to local `end`: the largest that ends on a quantisation
+  // block boundary (what load_moments needs); max_count is a multiple of kState8Block.
+  static int64_t state_chunk_end(int64_t at, int64_t global_at, int64_t end, int64_t max_count);
 
   int64_t steps_taken() const { return step_; }
   void set_steps_taken(int64_t s) { step_ = s; }
-  const Tensor& m() const { return m_; }
-  const Tensor& v() const { return v_; }
   int64_t numel() const { return numel_; }
+  StateDType state_dtype() const { return opt_.state; }
+  int64_t state_bytes() const;  // m and v as stored (codes, scales, fp32 small ranges)
 
  private:
+  // Where a range's moments live: fp32 / bf16 state index m_ and v_ by local offset; int8 state
+  // keeps codes (by local offset) with block scales from `absmax`, or, for ranges under
+  // kState8MinElements, fp32 values in m_ and v_ from `small`.
+  struct RangeState {
+    int64_t absmax = -1, small = -1;
+  };
+  bool quantized(size_t r) const { return rstate_[r].absmax >= 0; }
+
   std::vector<ParamRange> ranges_;
+  std::vector<RangeState> rstate_;
   AdamWSettings settings_;
   AdamWOptions opt_;
   int64_t numel_;
-  Tensor m_, v_, master_;  // master_: only with non-fp32 working parameters
+  Tensor m_, v_, master_;     // master_: only with non-fp32 working parameters
+  Tensor m_codes_, v_codes_;  // int8 state
+  Tensor m_absmax_, v_absmax_;
+  Tensor scratch_;  // read_moments' fp32 chunk
   int64_t step_ = 0;
 };
 

@@ -4,7 +4,8 @@
 # RMSNorm, RoPE, SwiGLU and GQA attention against their CPU references; GPT-2 and Llama models and the
 # one training loop, ZeRO-0 and ZeRO-3, on the GPU against the CPU; the NCCL backend), runs
 # `topotrain bench step` on GPT-2 124M at T=1024 and on a 4-layer slice of Llama-2-7B at T=2048 on
-# the GPU, and prints one summary table (tokens/s, MFU, memory, phases).
+# the GPU (with 8-bit AdamW state, without and with full recompute), and prints one summary table
+# (tokens/s, MFU, memory, phases, recompute overhead).
 # Optional last stage, only when an llm.c checkout is present (third_party_cache/llm.c, git-ignored,
 # never committed; or LLMC_DIR): launch/compare_llmc.sh builds llm.c's train_gpt2cu in the background
 # while the tests run, then times it against topotrain at the same settings (GPT-2 124M, bf16,
@@ -206,18 +207,24 @@ fi
 
 # ---- 4b. bench step on a Llama shape -----------------------------------------------------------------
 # Four blocks of Llama-2-7B (4096 wide, 32 heads of 128, SwiGLU 11008, RoPE) at T=2048 in bf16 on
-# random tokens: the Llama kernels (RMSNorm, RoPE, SwiGLU, attention at head size 128) at full size.
+# random tokens: the Llama kernels (RMSNorm, RoPE, SwiGLU, attention at head size 128) at full size,
+# with 8-bit AdamW state, without and with full activation recompute (the overhead and peak memory
+# of each: bench step --recompute).
 t0=$(now)
 set +e
 timeout 150 "$TOPOTRAIN" bench step --config "$SRC/examples/llama-7b.pbtxt" --set train.device=cuda \
   --set model.n_layer=4 --set train.seq_len=2048 --set train.batch_size=2 --set train.grad_accum_steps=1 \
-  --set parallel.zero_stage=0 --steps 3 --warmup 1 >"$LOG_DIR/bench_llama.log" 2>&1
+  --set parallel.zero_stage=0 --set optimizer.state_dtype=int8 --recompute none,full --steps 3 --warmup 1 \
+  >"$LOG_DIR/bench_llama.log" 2>&1
 LLAMA_RC=$?
 set -e
 cat "$LOG_DIR/bench_llama.log"
 LLAMA_LINE=$(grep -E '^tokens/s' "$LOG_DIR/bench_llama.log" | head -n1 || true)
 if [[ $LLAMA_RC -eq 0 && -n "$LLAMA_LINE" ]]; then
-  add_row "bench step (Llama)" "ok" "$(($(now) - t0))" "$(grep -Eo 'tokens/s [0-9.]+' <<<"$LLAMA_LINE"), MFU $(grep -Eo 'MFU [^ ]+' <<<"$LLAMA_LINE" | cut -d' ' -f2) (4 x Llama-2-7B blocks, B=2 T=2048)"
+  add_row "bench step (Llama)" "ok" "$(($(now) - t0))" "$(grep -Eo 'tokens/s [0-9.]+' <<<"$LLAMA_LINE"), MFU $(grep -Eo 'MFU [^ ]+' <<<"$LLAMA_LINE" | cut -d' ' -f2) (4 x Llama-2-7B blocks, B=2 T=2048, int8 AdamW state)"
+  FULL_ROW=$(awk '$1 == "full" {print "full recompute: " $5 " step time, peak " $6 " " $7 " (predicted " $8 " " $9 ")"}' \
+    "$LOG_DIR/bench_llama.log" || true)
+  add_row "recompute (Llama)" "ok" "-" "${FULL_ROW:-no recompute table in bench_llama.log}"
 else
   add_row "bench step (Llama)" "FAIL" "$(($(now) - t0))" "rc $LLAMA_RC; see bench_llama.log"
   TESTS_OK=0

@@ -18,17 +18,12 @@ namespace tt {
 
 using ops::MlpActivation;
 
-// Activation buffers: per-block arrays are [L, capacity] with the capacity of max_batch × max_seq,
-// so block l's part starts at l × capacity whatever the batch of a call.
+// Activation buffers, as ActivationPlan lays them out: per-block arrays are [rows, capacity] with the
+// capacity of max_batch × max_seq, whatever the batch of a call.
 struct Model::Activations {
-  Tensor tokens, targets;  // int32 [BT]
-  Tensor x;                // [L + 1, BT, C]: x_0 embeddings, x_{l+1} block l's output
-  Tensor n1, n1_mean, n1_rstd, qkv, att_stats, atty, xmid, n2, n2_mean, n2_rstd, pre, act;  // per block
-  Tensor nf, nf_mean, nf_rstd, logits, losses, loss_sum;
-  Tensor proj;                                  // [BT, C] scratch: projection outputs
-  Tensor dres, dnorm, datty, dqkv, dpre, dact;  // backward scratch
-  Tensor rope_cos, rope_sin;                    // [max_seq, HD/2] fp32
-  int64_t stats_stride = 0;                     // fp32 elements of one block's attention stats
+  std::vector<Tensor> t = std::vector<Tensor>(size_t(Act::kCount));
+  Tensor& operator[](Act a) { return t[size_t(a)]; }
+  const Tensor& operator[](Act a) const { return t[size_t(a)]; }
 };
 
 namespace {
@@ -44,7 +39,11 @@ void check_token_ids(const int32_t* ids, int64_t n, int vocab_size, const char* 
 }
 
 Model::Model(const ModelDesc& desc, const ModelOptions& options)
-    : desc_(desc), layout_(model_layout(desc)), opt_(options), acts_(std::make_unique<Activations>()) {
+    : desc_(desc),
+      layout_(model_layout(desc)),
+      opt_(options),
+      plan_(desc, options.exec.device, options.dtype, options.max_batch, options.max_seq, options.recompute),
+      acts_(std::make_unique<Activations>()) {
   if (opt_.max_seq > desc.max_seq_len)
     throw Error(ErrorKind::kConfig,
                 str("sequence length ", opt_.max_seq, " exceeds the model's max_seq_len ", desc.max_seq_len),
@@ -66,60 +65,26 @@ Model::Model(const ModelDesc& desc, const ModelOptions& options)
 }
 
 Model::~Model() {
-  if (acts_ && acts_->tokens.defined()) synchronize(opt_.exec);  // nothing in flight reads freed buffers
+  if (acts_ && (*acts_)[Act::kTokens].defined()) synchronize(opt_.exec);  // nothing in flight reads freed buffers
 }
 
 void Model::allocate() {
   const ModelDesc& d = desc_;
   const Device dev = opt_.exec.device;
-  const DType T = opt_.dtype;
-  const int64_t BT = int64_t(opt_.max_batch) * opt_.max_seq, C = d.n_embd, L = d.n_layer;
-  auto make = [&](const std::string& name, Shape s, DType t) { return Tensor::zeros(name, s, t, dev); };
-  auto act = [&](const char* name, Shape s) { return make(std::string("activations.") + name, s, T); };
-  auto stat = [&](const char* name, Shape s) { return make(std::string("activations.") + name, s, DType::kF32); };
+  const int64_t BT = int64_t(opt_.max_batch) * opt_.max_seq;
   Activations& a = *acts_;
-  if (opt_.hold_params) params_ = make("parameters", {layout_.numel}, T);
-  if (opt_.hold_grads) grads_ = make("gradients", {layout_.numel}, T);
-  a.tokens = make("inputs", {BT}, DType::kI32);
-  a.targets = make("targets", {BT}, DType::kI32);
-  a.x = act("residual", {L + 1, BT, C});
-  a.n1 = act("norm1", {L, BT, C});
-  a.n2 = act("norm2", {L, BT, C});
-  if (d.layer_norm()) {
-    a.n1_mean = stat("norm1_mean", {L, BT});
-    a.n2_mean = stat("norm2_mean", {L, BT});
-    a.nf_mean = stat("normf_mean", {BT});
+  if (opt_.hold_params) params_ = Tensor::zeros("parameters", {layout_.numel}, opt_.dtype, dev);
+  if (opt_.hold_grads) grads_ = Tensor::zeros("gradients", {layout_.numel}, opt_.dtype, dev);
+  for (int i = 0; i < int(Act::kCount); ++i) {
+    const ActivationBuffer& b = plan_.buffer(Act(i));
+    if (!b.name.empty()) a.t[size_t(i)] = Tensor::zeros(b.name, b.shape, b.dtype, dev);
   }
-  a.n1_rstd = stat("norm1_rstd", {L, BT});
-  a.n2_rstd = stat("norm2_rstd", {L, BT});
-  a.qkv = act("qkv", {L, BT, d.qkv_dim()});
-  a.stats_stride =
-      ops::attention_stats_elements(dev, {opt_.max_batch, opt_.max_seq, d.n_head, d.n_kv_head, d.head_dim});
-  a.att_stats = stat("attention_stats", {L, a.stats_stride});
-  a.atty = act("attention", {L, BT, d.q_dim()});
-  a.xmid = act("residual_mid", {L, BT, C});
-  a.pre = act("mlp_pre", {L, BT, d.mlp_up_dim()});
-  a.act = act("mlp_act", {L, BT, d.mlp_hidden});
-  a.nf = act("normf", {BT, C});
-  a.nf_rstd = stat("normf_rstd", {BT});
-  a.logits = act("logits", {BT, d.padded_vocab_size});
-  a.losses = stat("losses", {BT});
-  a.loss_sum = stat("loss_sum", {1});
-  a.proj = act("projection", {BT, C});
-  a.dres = act("backward.dresidual", {BT, C});
-  a.dnorm = act("backward.dnorm", {BT, C});
-  a.datty = act("backward.dattention", {BT, d.q_dim()});
-  a.dqkv = act("backward.dqkv", {BT, d.qkv_dim()});
-  a.dpre = act("backward.dmlp_pre", {BT, d.mlp_up_dim()});
-  a.dact = act("backward.dmlp_act", {BT, d.mlp_hidden});
   if (d.rope_positions()) {
     const int half = d.head_dim / 2;
     std::vector<float> cos(size_t(opt_.max_seq) * half), sin(cos.size());
     kernels::rope_tables(cos.data(), sin.data(), opt_.max_seq, kernels::rope_inv_freq(d.head_dim, d.rope));
-    a.rope_cos = stat("rope_cos", {opt_.max_seq, half});
-    a.rope_sin = stat("rope_sin", {opt_.max_seq, half});
-    copy_async(opt_.exec, a.rope_cos.raw(), cos.data(), cos.size() * sizeof(float));
-    copy_async(opt_.exec, a.rope_sin.raw(), sin.data(), sin.size() * sizeof(float));
+    copy_async(opt_.exec, a[Act::kRopeCos].raw(), cos.data(), cos.size() * sizeof(float));
+    copy_async(opt_.exec, a[Act::kRopeSin].raw(), sin.data(), sin.size() * sizeof(float));
   }
   token_staging_ = std::make_unique<HostStaging>(opt_.exec, size_t(BT) * sizeof(int32_t));
   target_staging_ = std::make_unique<HostStaging>(opt_.exec, size_t(BT) * sizeof(int32_t));
@@ -147,9 +112,8 @@ void Model::report_ready(int group) {
   if (grad_ready_ && g.end > g.begin) grad_ready_(g.begin, g.end);
 }
 
-namespace {
 // Pointers into one parameter (or gradient) group at `base`, whose first element is `group_begin`.
-struct GroupPtr {
+struct Model::GroupPtr {
   char* base;
   int64_t group_begin;
   size_t esize;
@@ -157,29 +121,35 @@ struct GroupPtr {
     return offset < 0 ? nullptr : base + (offset - group_begin) * int64_t(esize);
   }
 };
-}  // namespace
+
+Model::GroupPtr Model::acquire_ptr(int group, int next_group) {
+  return {const_cast<char*>(static_cast<const char*>(acquire(group, next_group))), layout_.groups[size_t(group)].begin,
+          dtype_size(opt_.dtype)};
+}
 
 Model::BlockActs Model::block_acts(int l) const {
   const Activations& a = *acts_;
-  const ModelDesc& d = desc_;
-  const int64_t cap = int64_t(opt_.max_batch) * opt_.max_seq, es = int64_t(dtype_size(opt_.dtype));
-  auto at = [&](const Tensor& t, int64_t width) { return bytes(t) + l * cap * width * es; };
-  auto stat = [&](const Tensor& t) { return t.defined() ? t.data<float>() + l * cap : nullptr; };
+  const int64_t es = int64_t(dtype_size(opt_.dtype));
+  auto at = [&](Act k) { return bytes(a[k]) + plan_.row(l, k) * plan_.elements_per_row(k) * es; };
+  auto stat = [&](Act k) {
+    return a[k].defined() ? a[k].data<float>() + plan_.row(l, k) * plan_.elements_per_row(k) : nullptr;
+  };
+  const int64_t residual_row = int64_t(opt_.max_batch) * opt_.max_seq * desc_.n_embd * es;
   BlockActs b;
-  b.x_in = at(a.x, d.n_embd);
-  b.x_out = bytes(a.x) + (l + 1) * cap * d.n_embd * es;
-  b.n1 = at(a.n1, d.n_embd);
-  b.qkv = at(a.qkv, d.qkv_dim());
-  b.atty = at(a.atty, d.q_dim());
-  b.xmid = at(a.xmid, d.n_embd);
-  b.n2 = at(a.n2, d.n_embd);
-  b.pre = at(a.pre, d.mlp_up_dim());
-  b.act = at(a.act, d.mlp_hidden);
-  b.n1_mean = stat(a.n1_mean);
-  b.n1_rstd = stat(a.n1_rstd);
-  b.n2_mean = stat(a.n2_mean);
-  b.n2_rstd = stat(a.n2_rstd);
-  b.stats = a.att_stats.data<float>() + l * a.stats_stride;
+  b.x_in = bytes(a[Act::kResidual]) + l * residual_row;
+  b.x_out = b.x_in + residual_row;
+  b.n1 = at(Act::kNorm1);
+  b.qkv = at(Act::kQkv);
+  b.atty = at(Act::kAttOut);
+  b.xmid = at(Act::kResidualMid);
+  b.n2 = at(Act::kNorm2);
+  b.pre = at(Act::kMlpPre);
+  b.act = at(Act::kMlpAct);
+  b.n1_mean = stat(Act::kNorm1Mean);
+  b.n1_rstd = stat(Act::kNorm1Rstd);
+  b.n2_mean = stat(Act::kNorm2Mean);
+  b.n2_rstd = stat(Act::kNorm2Rstd);
+  b.stats = stat(Act::kAttStats);
   return b;
 }
 
@@ -194,39 +164,36 @@ void Model::forward(const int32_t* inputs, const int32_t* targets, int B, int T)
   const int L = d.n_layer, C = d.n_embd;
   check_token_ids(inputs, BT, d.vocab_size, "token");
   if (targets) check_token_ids(targets, BT, d.vocab_size, "target");
-  token_staging_->upload(a.tokens.raw(), inputs, size_t(BT) * sizeof(int32_t));
-  if (targets) target_staging_->upload(a.targets.raw(), targets, size_t(BT) * sizeof(int32_t));
+  token_staging_->upload(a[Act::kTokens].raw(), inputs, size_t(BT) * sizeof(int32_t));
+  if (targets) target_staging_->upload(a[Act::kTargets].raw(), targets, size_t(BT) * sizeof(int32_t));
   last_B_ = B;
   last_T_ = T;
   have_targets_ = targets != nullptr;
 
-  const GroupPtr emb{const_cast<char*>(static_cast<const char*>(acquire(0, 1))), layout_.groups[0].begin,
-                     dtype_size(dt)};
-  ops::embedding_forward(e, dt, a.x.raw(), a.tokens.data<int32_t>(), emb(layout_.tok_emb), emb(layout_.pos_emb), B, T,
-                         C);
-  for (int l = 0; l < L; ++l) run_block_forward(l, l + 2);
+  const GroupPtr emb = acquire_ptr(0, 1);
+  ops::embedding_forward(e, dt, a[Act::kResidual].raw(), a[Act::kTokens].data<int32_t>(), emb(layout_.tok_emb),
+                         emb(layout_.pos_emb), B, T, C);
+  for (int l = 0; l < L; ++l) run_block_forward(l, l + 2);  // leaves scratch_block_ at the last recomputing one
 
   const int fin = layout_.final_group();
-  const GroupPtr gf{const_cast<char*>(static_cast<const char*>(acquire(fin, d.tied_head ? 0 : -1))),
-                    layout_.groups[size_t(fin)].begin, dtype_size(dt)};
+  const GroupPtr gf = acquire_ptr(fin, d.tied_head ? 0 : -1);
   const int64_t cap = int64_t(opt_.max_batch) * opt_.max_seq;
-  ops::norm_forward(e, dt, d.norm, a.nf.raw(), d.layer_norm() ? a.nf_mean.data<float>() : nullptr,
-                    a.nf_rstd.data<float>(), bytes(a.x) + L * cap * C * int64_t(dtype_size(dt)),
+  ops::norm_forward(e, dt, d.norm, a[Act::kNormF].raw(), d.layer_norm() ? a[Act::kNormFMean].data<float>() : nullptr,
+                    a[Act::kNormFRstd].data<float>(), bytes(a[Act::kResidual]) + L * cap * C * int64_t(dtype_size(dt)),
                     gf(layout_.final_norm_w), gf(layout_.final_norm_b), int(BT), C);
   const void* head = nullptr;
   if (d.tied_head) {
     // With targets a backward usually follows; it starts with the head and then needs the final group.
-    const GroupPtr g0{const_cast<char*>(static_cast<const char*>(acquire(0, targets ? fin : -1))),
-                      layout_.groups[0].begin, dtype_size(dt)};
-    head = g0(layout_.lm_head);
+    head = acquire_ptr(0, targets ? fin : -1)(layout_.lm_head);
   } else {
     head = gf(layout_.lm_head);
   }
-  ops::linear_forward(e, dt, a.logits.raw(), a.nf.raw(), head, nullptr, int(BT), C, d.padded_vocab_size);
+  ops::linear_forward(e, dt, a[Act::kLogits].raw(), a[Act::kNormF].raw(), head, nullptr, int(BT), C,
+                      d.padded_vocab_size);
   if (!targets) return;
-  ops::softmax_cross_entropy(e, dt, a.losses.data<float>(), nullptr, a.logits.raw(), a.targets.data<int32_t>(), int(BT),
-                             d.vocab_size, d.padded_vocab_size, 0.0f);
-  ops::add_mean(e, a.loss_sum.data<float>(), a.losses.data<float>(), BT);
+  ops::softmax_cross_entropy(e, dt, a[Act::kLosses].data<float>(), nullptr, a[Act::kLogits].raw(),
+                             a[Act::kTargets].data<int32_t>(), int(BT), d.vocab_size, d.padded_vocab_size, 0.0f);
+  ops::add_mean(e, a[Act::kLossSum].data<float>(), a[Act::kLosses].data<float>(), BT);
 }
 
 void Model::forward_block(int l) {
@@ -235,34 +202,68 @@ void Model::forward_block(int l) {
 }
 
 void Model::run_block_forward(int l, int next_group) {
+  const Activations& a = *acts_;
   const ModelDesc& d = desc_;
-  Activations& a = *acts_;
   const Exec& e = opt_.exec;
   const DType dt = opt_.dtype;
-  const size_t es = dtype_size(dt);
+  const int64_t BT = int64_t(last_B_) * last_T_;
+  const BlockOffsets& o = layout_.blocks[size_t(l)];
+  const GroupPtr p = acquire_ptr(1 + l, next_group);
+  const BlockActs b = block_acts(l);
+  block_forward_to_mlp(l, p, b);
+  if (plan_.recomputes_block(l)) scratch_block_ = l;
+  void* proj = a[Act::kProjection].raw();
+  ops::linear_forward(e, dt, proj, b.act, p(o.down_w), p(o.down_b), int(BT), d.mlp_hidden, d.n_embd);
+  ops::residual_forward(e, dt, b.x_out, b.xmid, proj, BT * d.n_embd);
+}
+
+void Model::block_forward_to_mlp(int l, const GroupPtr& p, const BlockActs& b) {
+  const ModelDesc& d = desc_;
+  const Activations& a = *acts_;
+  const Exec& e = opt_.exec;
+  const DType dt = opt_.dtype;
   const int B = last_B_, T = last_T_, C = d.n_embd;
   const int64_t BT = int64_t(B) * T;
   const kernels::AttentionShape shape{B, T, d.n_head, d.n_kv_head, d.head_dim};
   const BlockOffsets& o = layout_.blocks[size_t(l)];
-  const GroupPtr p{const_cast<char*>(static_cast<const char*>(acquire(1 + l, next_group))),
-                   layout_.groups[size_t(1 + l)].begin, es};
-  const BlockActs b = block_acts(l);
+  void* proj = a[Act::kProjection].raw();
   ops::norm_forward(e, dt, d.norm, b.n1, b.n1_mean, b.n1_rstd, b.x_in, p(o.norm1_w), p(o.norm1_b), int(BT), C);
   ops::linear_forward(e, dt, b.qkv, b.n1, p(o.qkv_w), p(o.qkv_b), int(BT), C, d.qkv_dim());
-  if (d.rope_positions()) ops::rope_forward(e, dt, b.qkv, a.rope_cos.data<float>(), a.rope_sin.data<float>(), shape);
+  if (d.rope_positions())
+    ops::rope_forward(e, dt, b.qkv, a[Act::kRopeCos].data<float>(), a[Act::kRopeSin].data<float>(), shape);
   ops::attention_forward(e, dt, b.atty, b.stats, b.qkv, shape);
-  ops::linear_forward(e, dt, a.proj.raw(), b.atty, p(o.out_w), p(o.out_b), int(BT), d.q_dim(), C);
-  ops::residual_norm_forward(e, dt, d.norm, b.xmid, b.n2, b.n2_mean, b.n2_rstd, b.x_in, a.proj.raw(), p(o.norm2_w),
+  ops::linear_forward(e, dt, proj, b.atty, p(o.out_w), p(o.out_b), int(BT), d.q_dim(), C);
+  ops::residual_norm_forward(e, dt, d.norm, b.xmid, b.n2, b.n2_mean, b.n2_rstd, b.x_in, proj, p(o.norm2_w),
                              p(o.norm2_b), int(BT), C);
   ops::mlp_up_forward(e, dt, d.mlp, b.act, b.pre, b.n2, p(o.up_w), p(o.up_b), int(BT), C, d.mlp_up_dim());
-  ops::linear_forward(e, dt, a.proj.raw(), b.act, p(o.down_w), p(o.down_b), int(BT), d.mlp_hidden, C);
-  ops::residual_forward(e, dt, b.x_out, b.xmid, a.proj.raw(), BT * C);
+}
+
+void Model::recompute_block(int l, const GroupPtr& p, const BlockActs& b) {
+  if (!plan_.recomputes_block(l) || scratch_block_ == l) return;
+  scratch_block_ = l;
+  if (plan_.mode() == RecomputeMode::kFull) {
+    block_forward_to_mlp(l, p, b);
+    return;
+  }
+  // Selective: the kept tensors (x_l, q/k/v after RoPE, attention output, x_mid, the MLP's
+  // pre-activation, norm statistics) rebuild the others as forward made them.
+  const ModelDesc& d = desc_;
+  const Exec& e = opt_.exec;
+  const DType dt = opt_.dtype;
+  const int B = last_B_, T = last_T_, C = d.n_embd;
+  const int64_t BT = int64_t(B) * T;
+  const BlockOffsets& o = layout_.blocks[size_t(l)];
+  ops::norm_forward(e, dt, d.norm, b.n1, b.n1_mean, b.n1_rstd, b.x_in, p(o.norm1_w), p(o.norm1_b), int(BT), C);
+  if (plan_.recomputed(l, Act::kAttStats))
+    ops::attention_forward(e, dt, b.atty, b.stats, b.qkv, {B, T, d.n_head, d.n_kv_head, d.head_dim});
+  ops::norm_forward(e, dt, d.norm, b.n2, b.n2_mean, b.n2_rstd, b.xmid, p(o.norm2_w), p(o.norm2_b), int(BT), C);
+  ops::mlp_activation_forward(e, dt, d.mlp, b.act, b.pre, int(BT), d.mlp_up_dim());
 }
 
 float Model::take_loss_sum() {
   float sum = 0.0f;
-  copy_sync(opt_.exec, &sum, acts_->loss_sum.raw(), sizeof(float));
-  zero_async(opt_.exec, acts_->loss_sum.raw(), sizeof(float));
+  copy_sync(opt_.exec, &sum, (*acts_)[Act::kLossSum].raw(), sizeof(float));
+  zero_async(opt_.exec, (*acts_)[Act::kLossSum].raw(), sizeof(float));
   return sum;
 }
 
@@ -278,32 +279,28 @@ void Model::backward(float loss_scale) {
   const int fin = layout_.final_group();
 
   // dlogits in place of the logits: (softmax - onehot) · loss_scale / BT.
-  ops::softmax_cross_entropy(e, dt, nullptr, a.logits.raw(), a.logits.raw(), a.targets.data<int32_t>(), int(BT),
-                             d.vocab_size, Vp, loss_scale / float(BT));
-  zero_async(e, a.dnorm.raw(), size_t(BT) * C * es);
-  const GroupPtr head_p =
-      d.tied_head ? GroupPtr{const_cast<char*>(static_cast<const char*>(acquire(0, fin))), layout_.groups[0].begin, es}
-                  : GroupPtr{const_cast<char*>(static_cast<const char*>(acquire(fin, L > 0 ? L : -1))),
-                             layout_.groups[size_t(fin)].begin, es};
+  ops::softmax_cross_entropy(e, dt, nullptr, a[Act::kLogits].raw(), a[Act::kLogits].raw(),
+                             a[Act::kTargets].data<int32_t>(), int(BT), d.vocab_size, Vp, loss_scale / float(BT));
+  zero_async(e, a[Act::kDNorm].raw(), size_t(BT) * C * es);
+  const GroupPtr head_p = d.tied_head ? acquire_ptr(0, fin) : acquire_ptr(fin, L > 0 ? L : -1);
   const int head_group = d.tied_head ? 0 : fin;
   const GroupPtr head_g{static_cast<char*>(grads_of(head_group)), layout_.groups[size_t(head_group)].begin, es};
-  ops::linear_backward(e, dt, a.dnorm.raw(), head_g(layout_.lm_head), nullptr, a.logits.raw(), a.nf.raw(),
-                       head_p(layout_.lm_head), int(BT), C, Vp);
-  const GroupPtr fp = d.tied_head ? GroupPtr{const_cast<char*>(static_cast<const char*>(acquire(fin, L > 0 ? L : -1))),
-                                             layout_.groups[size_t(fin)].begin, es}
-                                  : head_p;
+  ops::linear_backward(e, dt, a[Act::kDNorm].raw(), head_g(layout_.lm_head), nullptr, a[Act::kLogits].raw(),
+                       a[Act::kNormF].raw(), head_p(layout_.lm_head), int(BT), C, Vp);
+  const GroupPtr fp = d.tied_head ? acquire_ptr(fin, L > 0 ? L : -1) : head_p;
   const GroupPtr fg{static_cast<char*>(grads_of(fin)), layout_.groups[size_t(fin)].begin, es};
-  zero_async(e, a.dres.raw(), size_t(BT) * C * es);
-  ops::norm_backward(e, dt, d.norm, a.dres.raw(), fg(layout_.final_norm_w), fg(layout_.final_norm_b), a.dnorm.raw(),
-                     bytes(a.x) + L * cap * C * int64_t(es), fp(layout_.final_norm_w),
-                     d.layer_norm() ? a.nf_mean.data<float>() : nullptr, a.nf_rstd.data<float>(), int(BT), C);
+  zero_async(e, a[Act::kDResidual].raw(), size_t(BT) * C * es);
+  ops::norm_backward(e, dt, d.norm, a[Act::kDResidual].raw(), fg(layout_.final_norm_w), fg(layout_.final_norm_b),
+                     a[Act::kDNorm].raw(), bytes(a[Act::kResidual]) + L * cap * C * int64_t(es),
+                     fp(layout_.final_norm_w), d.layer_norm() ? a[Act::kNormFMean].data<float>() : nullptr,
+                     a[Act::kNormFRstd].data<float>(), int(BT), C);
   report_ready(fin);
 
   for (int l = L - 1; l >= 0; --l) run_block_backward(l, l > 0 ? l : -1);
 
   const GroupPtr g0{static_cast<char*>(grads_of(0)), layout_.groups[0].begin, es};
-  ops::embedding_backward(e, dt, g0(layout_.tok_emb), g0(layout_.pos_emb), a.dres.raw(), a.tokens.data<int32_t>(), B, T,
-                          C, Vp);
+  ops::embedding_backward(e, dt, g0(layout_.tok_emb), g0(layout_.pos_emb), a[Act::kDResidual].raw(),
+                          a[Act::kTokens].data<int32_t>(), B, T, C, Vp);
   report_ready(0);
 }
 
@@ -317,32 +314,34 @@ void Model::run_block_backward(int l, int next_group) {
   const int64_t BT = int64_t(B) * T;
   const kernels::AttentionShape shape{B, T, d.n_head, d.n_kv_head, d.head_dim};
   const BlockOffsets& o = layout_.blocks[size_t(l)];
-  const int64_t gbegin = layout_.groups[size_t(1 + l)].begin;
-  const GroupPtr p{const_cast<char*>(static_cast<const char*>(acquire(1 + l, next_group))), gbegin, es};
-  const GroupPtr g{static_cast<char*>(grads_of(1 + l)), gbegin, es};
+  const GroupPtr p = acquire_ptr(1 + l, next_group);
+  const GroupPtr g{static_cast<char*>(grads_of(1 + l)), p.group_begin, es};
   const BlockActs b = block_acts(l);
-  void* dres = a.dres.raw();
+  recompute_block(l, p, b);
+  void* dres = a[Act::kDResidual].raw();
 
   // MLP: dres holds d(x_{l+1}) = d(x_mid via the skip) = d(down projection output).
-  ops::mlp_down_backward(e, dt, d.mlp, a.dpre.raw(), g(o.down_w), g(o.down_b), a.dact.raw(), dres, b.act, p(o.down_w),
-                         b.pre, int(BT), d.mlp_hidden, C);
-  zero_async(e, a.dnorm.raw(), size_t(BT) * C * es);
-  ops::linear_backward(e, dt, a.dnorm.raw(), g(o.up_w), g(o.up_b), a.dpre.raw(), b.n2, p(o.up_w), int(BT), C,
-                       d.mlp_up_dim());
-  ops::norm_backward(e, dt, d.norm, dres, g(o.norm2_w), g(o.norm2_b), a.dnorm.raw(), b.xmid, p(o.norm2_w), b.n2_mean,
-                     b.n2_rstd, int(BT), C);
+  ops::mlp_down_backward(e, dt, d.mlp, a[Act::kDMlpPre].raw(), g(o.down_w), g(o.down_b), a[Act::kDMlpAct].raw(), dres,
+                         b.act, p(o.down_w), b.pre, int(BT), d.mlp_hidden, C);
+  zero_async(e, a[Act::kDNorm].raw(), size_t(BT) * C * es);
+  ops::linear_backward(e, dt, a[Act::kDNorm].raw(), g(o.up_w), g(o.up_b), a[Act::kDMlpPre].raw(), b.n2, p(o.up_w),
+                       int(BT), C, d.mlp_up_dim());
+  ops::norm_backward(e, dt, d.norm, dres, g(o.norm2_w), g(o.norm2_b), a[Act::kDNorm].raw(), b.xmid, p(o.norm2_w),
+                     b.n2_mean, b.n2_rstd, int(BT), C);
   // Attention: dres now holds d(x_mid) = d(x_l via the skip) = d(output projection).
-  zero_async(e, a.datty.raw(), size_t(BT) * d.q_dim() * es);
-  ops::linear_backward(e, dt, a.datty.raw(), g(o.out_w), g(o.out_b), dres, b.atty, p(o.out_w), int(BT), d.q_dim(), C);
-  zero_async(e, a.dqkv.raw(), size_t(BT) * d.qkv_dim() * es);
-  ops::attention_backward(e, dt, a.dqkv.raw(), a.datty.raw(), b.qkv, b.atty, b.stats, shape);
+  zero_async(e, a[Act::kDAttOut].raw(), size_t(BT) * d.q_dim() * es);
+  ops::linear_backward(e, dt, a[Act::kDAttOut].raw(), g(o.out_w), g(o.out_b), dres, b.atty, p(o.out_w), int(BT),
+                       d.q_dim(), C);
+  zero_async(e, a[Act::kDQkv].raw(), size_t(BT) * d.qkv_dim() * es);
+  ops::attention_backward(e, dt, a[Act::kDQkv].raw(), a[Act::kDAttOut].raw(), b.qkv, b.atty, b.stats, shape);
   if (d.rope_positions())
-    ops::rope_backward(e, dt, a.dqkv.raw(), a.rope_cos.data<float>(), a.rope_sin.data<float>(), shape);
-  zero_async(e, a.dnorm.raw(), size_t(BT) * C * es);
-  ops::linear_backward(e, dt, a.dnorm.raw(), g(o.qkv_w), g(o.qkv_b), a.dqkv.raw(), b.n1, p(o.qkv_w), int(BT), C,
-                       d.qkv_dim());
-  ops::norm_backward(e, dt, d.norm, dres, g(o.norm1_w), g(o.norm1_b), a.dnorm.raw(), b.x_in, p(o.norm1_w), b.n1_mean,
-                     b.n1_rstd, int(BT), C);
+    ops::rope_backward(e, dt, a[Act::kDQkv].raw(), a[Act::kRopeCos].data<float>(), a[Act::kRopeSin].data<float>(),
+                       shape);
+  zero_async(e, a[Act::kDNorm].raw(), size_t(BT) * C * es);
+  ops::linear_backward(e, dt, a[Act::kDNorm].raw(), g(o.qkv_w), g(o.qkv_b), a[Act::kDQkv].raw(), b.n1, p(o.qkv_w),
+                       int(BT), C, d.qkv_dim());
+  ops::norm_backward(e, dt, d.norm, dres, g(o.norm1_w), g(o.norm1_b), a[Act::kDNorm].raw(), b.x_in, p(o.norm1_w),
+                     b.n1_mean, b.n1_rstd, int(BT), C);
   report_ready(1 + l);
 }
 
@@ -353,7 +352,8 @@ std::vector<float> Model::logits_at(int b, int t) const {
   const size_t es = dtype_size(opt_.dtype);
   const int64_t row = int64_t(b) * last_T_ + t;
   std::vector<char> raw(static_cast<size_t>(V) * es);
-  copy_sync(opt_.exec, raw.data(), bytes(acts_->logits) + row * desc_.padded_vocab_size * int64_t(es), raw.size());
+  copy_sync(opt_.exec, raw.data(), bytes((*acts_)[Act::kLogits]) + row * desc_.padded_vocab_size * int64_t(es),
+            raw.size());
   std::vector<float> out(static_cast<size_t>(V));
   if (opt_.dtype == DType::kF32) {
     std::memcpy(out.data(), raw.data(), raw.size());

@@ -15,7 +15,13 @@
 //    statistics, q/k/v after RoPE, attention output and statistics, the residual after attention,
 //    the MLP's pre-activation and activation); the projections' outputs are consumed at once by the
 //    residual adds and share one scratch buffer. A block can be re-run from its stored input
-//    (forward_block): the seam activation recompute attaches to.
+//    (forward_block).
+//  * Activation recompute (ModelOptions::recompute, activation_plan.h): blocks that recompute keep
+//    only part of the above (selective) or only their input (full) and rebuild the rest in their
+//    backward, with the parameters backward acquires anyway (ZeRO-3 gathers a block once for both).
+//    The scratch row of the recomputed tensors still holds the last recomputing block's forward when
+//    backward reaches it, so that block is not recomputed. The kernels are deterministic on the CPU,
+//    so gradients are bit-identical to no recompute there.
 //  * The attention statistics differ by device (probabilities on the CPU, logsumexp on CUDA: see
 //    ops::attention_stats_elements); everything else is laid out identically.
 //
@@ -31,6 +37,7 @@
 #include <vector>
 
 #include "core/exec.h"
+#include "core/model/activation_plan.h"
 #include "core/model/model_desc.h"
 #include "core/model/param_layout.h"
 #include "core/model/param_source.h"
@@ -45,6 +52,7 @@ struct ModelOptions {
   DType dtype = DType::kF32;  // working precision: fp32, or bf16 on CUDA
   bool hold_params = true;    // false: no parameter buffer, set_param_source must supply the values
   bool hold_grads = true;     // false: no gradient buffer, set_grad_sink must take the gradients
+  Recompute recompute;        // activations rebuilt in backward instead of kept
 };
 
 class Model {
@@ -63,6 +71,7 @@ class Model {
   int64_t num_params() const { return layout_.numel; }
   int max_batch() const { return opt_.max_batch; }
   int max_seq() const { return opt_.max_seq; }
+  const ActivationPlan& activation_plan() const { return plan_; }
 
   // Reads parameters from `source` / accumulates gradients into `sink` from now on (not owned;
   // null: the model's own buffer).
@@ -101,17 +110,25 @@ class Model {
     char *x_in, *x_out, *n1, *qkv, *atty, *xmid, *n2, *pre, *act;
     float *n1_mean, *n1_rstd, *n2_mean, *n2_rstd, *stats;
   };
+  struct GroupPtr;
   BlockActs block_acts(int l) const;
   void allocate();
   const void* acquire(int group, int next_group);
+  GroupPtr acquire_ptr(int group, int next_group);
   void* grads_of(int group);
   void run_block_forward(int l, int next_group);
+  // Block l's forward up to the MLP activation (what its backward reads), with parameters p.
+  void block_forward_to_mlp(int l, const GroupPtr& p, const BlockActs& b);
+  // Rebuilds what block l recomputes (nothing when it keeps everything or the scratch holds it).
+  void recompute_block(int l, const GroupPtr& p, const BlockActs& b);
   void run_block_backward(int l, int next_group);
   void report_ready(int group);
 
   ModelDesc desc_;
   ModelLayout layout_;
   ModelOptions opt_;
+  ActivationPlan plan_;
+  int scratch_block_ = -1;  // the block whose recomputed tensors the scratch rows hold
   Tensor params_, grads_;
   ParamSource* source_ = nullptr;
   GradSink* sink_ = nullptr;

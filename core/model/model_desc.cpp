@@ -127,12 +127,13 @@ ModelDesc llama_desc(int n_layer, int n_head, int n_kv_head, int n_embd, int voc
 }
 
 std::vector<std::string> model_preset_names() {
-  return {"gpt2-124m", "gpt2-350m", "llama2-7b", "llama3-8b", "mistral-7b"};
+  return {"gpt2-124m", "gpt2-350m", "tinyllama-1.1b", "llama2-7b", "llama3-8b", "mistral-7b"};
 }
 
 ModelDesc model_preset(const std::string& name) {
   if (name == "gpt2-124m") return gpt2_desc(12, 12, 768, 50257, 1024);
   if (name == "gpt2-350m") return gpt2_desc(24, 16, 1024, 50257, 1024);
+  if (name == "tinyllama-1.1b") return llama_desc(22, 32, 4, 2048, 32000, 2048, 5632);
   if (name == "llama2-7b" || name == "llama-7b") return llama_desc(32, 32, 32, 4096, 32000, 4096, 11008);
   if (name == "llama3-8b") {
     ModelDesc d = llama_desc(32, 32, 8, 4096, 128256, 8192, 14336, 500000.0f);

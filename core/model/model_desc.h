@@ -65,7 +65,7 @@ ModelDesc gpt2_desc(int n_layer, int n_head, int n_embd, int vocab_size, int max
 ModelDesc llama_desc(int n_layer, int n_head, int n_kv_head, int n_embd, int vocab_size, int max_seq_len,
                      int mlp_hidden = 0, float rope_theta = 10000.0f);
 
-// Named published shapes: gpt2-124m, gpt2-350m, llama2-7b, llama3-8b, mistral-7b. Throws kUsage
+// Named published shapes: gpt2-124m, gpt2-350m, tinyllama-1.1b, llama2-7b, llama3-8b, mistral-7b. Throws kUsage
 // listing the names for an unknown one.
 ModelDesc model_preset(const std::string& name);
 std::vector<std::string> model_preset_names();

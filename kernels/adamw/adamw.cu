@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "kernels/adamw/adamw.h"
+#include "kernels/adamw/adamw_step.cuh"
 #include "kernels/common/cuda_common.cuh"
 
 namespace tt::kernels {
@@ -18,22 +19,10 @@ using cuda::to_f32;
 
 constexpr int kThreads = 256;
 
-struct Step {
-  float lr, beta1, beta2, eps, weight_decay, bc1, bc2, grad_scale;
-  int64_t step;
-};
-
-Step make_step(const AdamWHyper& h, float grad_scale) {
-  TT_ASSERT(h.step >= 1, "adamw: step must be >= 1, got ", h.step);
-  const float bc1 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta1), h.step));
-  const float bc2 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta2), h.step));
-  return Step{h.lr, h.beta1, h.beta2, h.eps, h.weight_decay, bc1, bc2, grad_scale, h.step};
-}
-
 // param_bf16 == nullptr: fp32 update only.
 template <typename G>
 __global__ void adamw_kernel(float* __restrict__ param, float* __restrict__ m, float* __restrict__ v,
-                             bf16* __restrict__ param_bf16, const G* __restrict__ grad, int64_t n, Step s,
+                             bf16* __restrict__ param_bf16, const G* __restrict__ grad, int64_t n, AdamWStep s,
                              BF16Rounding rounding) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     float p = param[i], mi = m[i], vi = v[i];
@@ -42,21 +31,14 @@ __global__ void adamw_kernel(float* __restrict__ param, float* __restrict__ m, f
     param[i] = p;
     m[i] = mi;
     v[i] = vi;
-    if (param_bf16 != nullptr) {
-      if (rounding.stochastic) {
-        const uint32_t bits = adamw_rounding_bits(rounding.seed, s.step, rounding.index_base + i);
-        param_bf16[i] = __ushort_as_bfloat16(f32_to_bf16_stochastic(p, bits));
-      } else {
-        param_bf16[i] = __float2bfloat16_rn(p);
-      }
-    }
+    if (param_bf16 != nullptr) write_bf16_copy(param_bf16, p, i, s, rounding);
   }
 }
 
 template <typename G>
 void launch(float* param, float* m, float* v, bf16* param_bf16, const G* grad, int64_t n, const AdamWHyper& h,
             float grad_scale, const BF16Rounding& rounding, cudaStream_t stream) {
-  const Step s = make_step(h, grad_scale);
+  const AdamWStep s = make_adamw_step(h, grad_scale);
   if (n <= 0) return;
   adamw_kernel<<<cuda::elementwise_blocks(n, kThreads), kThreads, 0, stream>>>(param, m, v, param_bf16, grad, n, s,
                                                                                rounding);

@@ -30,6 +30,10 @@ TT_HOST_DEVICE inline void adamw_element(float& param, float& m, float& v, float
   param -= lr * (mhat / (sqrtf(vhat) + eps) + weight_decay * param);
 }
 
+// bc1 = 1 - beta1^step, bc2 = 1 - beta2^step, in double, rounded once: what every AdamW variant
+// (CPU and CUDA, every state dtype) divides by.
+void adamw_bias_corrections(const AdamWHyper& h, float* bc1, float* bc2);
+
 void adamw_update_cpu(float* param, float* m, float* v, const float* grad, int64_t n, const AdamWHyper& h,
                       float grad_scale);
 

@@ -182,10 +182,20 @@ void linear_backward(const Exec& e, DType dt, void* dinp, void* dw, void* db, co
 
 void mlp_up_forward(const Exec& e, DType dt, MlpActivation a, void* act, void* pre, const void* inp, const void* w,
                     const void* b, int M, int K, int Nup) {
+  if (e.is_cuda() && a == MlpActivation::kGeluTanh) {  // GELU in the GEMM's epilogue
+    TT_CUDA_OP(dt, "mlp", {
+      matmul_gelu_forward_cuda(as<E>(act), as<E>(pre), as<E>(inp), as<E>(w), as<E>(b), M, K, Nup, stream(e));
+    });
+    return;
+  }
+  linear_forward(e, dt, pre, inp, w, b, M, K, Nup);
+  mlp_activation_forward(e, dt, a, act, pre, M, Nup);
+}
+
+void mlp_activation_forward(const Exec& e, DType dt, MlpActivation a, void* act, const void* pre, int M, int Nup) {
   const bool swiglu = a == MlpActivation::kSwiGLU;
   if (!e.is_cuda()) {
     require_cpu_f32(dt, "mlp");
-    matmul_forward_cpu(as<float>(pre), as<float>(inp), as<float>(w), as<float>(b), M, K, Nup);
     if (swiglu)
       swiglu_forward_cpu(as<float>(act), as<float>(pre), M, Nup / 2);
     else
@@ -193,12 +203,10 @@ void mlp_up_forward(const Exec& e, DType dt, MlpActivation a, void* act, void* p
     return;
   }
   TT_CUDA_OP(dt, "mlp", {
-    if (swiglu) {
-      matmul_forward_cuda(as<E>(pre), as<E>(inp), as<E>(w), as<E>(b), M, K, Nup, stream(e));
+    if (swiglu)
       swiglu_forward_cuda(as<E>(act), as<E>(pre), M, Nup / 2, stream(e));
-    } else {
-      matmul_gelu_forward_cuda(as<E>(act), as<E>(pre), as<E>(inp), as<E>(w), as<E>(b), M, K, Nup, stream(e));
-    }
+    else
+      gelu_forward_cuda(as<E>(act), as<E>(pre), int64_t(M) * Nup, stream(e));
   });
 }
 

@@ -60,6 +60,8 @@ void linear_backward(const Exec& e, DType dt, void* dinp, void* dw, void* db, co
 // OVERWRITTEN; act is [M, Nup] for GELU (tanh) and [M, Nup/2] for SwiGLU (pre holds gate | up).
 void mlp_up_forward(const Exec& e, DType dt, MlpActivation a, void* act, void* pre, const void* inp, const void* w,
                     const void* b, int M, int K, int Nup);
+// act = activation(pre) alone (mlp_up_forward's second half, for recompute), OVERWRITTEN.
+void mlp_activation_forward(const Exec& e, DType dt, MlpActivation a, void* act, const void* pre, int M, int Nup);
 // Backward through the down projection and the activation, given dout[M,N] = d(act·w_downᵀ + b_down):
 // dw_down += doutᵀ·act, db_down += Σ_rows dout, dpre[M, Nup] OVERWRITTEN with d pre. scratch holds
 // [M, Na] elements of dt (Na = act's width), clobbered.

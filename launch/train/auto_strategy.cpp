@@ -41,6 +41,9 @@ strategy::PlanOptions plan_options(const config::Config& cfg, int ranks, bool nc
   opts.forced_grad_compression = par.grad_compression();
   opts.forced_collective = par.collective();
   opts.tree_selectable = nccl;  // the MPI backend's all-reduce is a ring
+  opts.forced_recompute = cfg.train().recompute();
+  if (!cfg.train().recompute().empty()) opts.forced_recompute_blocks = cfg.train().recompute_blocks();
+  opts.forced_state_dtype = cfg.optimizer().state_dtype();
   return opts;
 }
 
@@ -80,6 +83,11 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
       par.set_bucket_cap_mb(float(pick->bucket_cap_mib()));
     if (par.grad_compression().empty()) par.set_grad_compression(pick->grad_compression_setting());
     if (par.collective().empty()) par.set_collective(pick->collective_setting());
+    if (cfg.train().recompute().empty()) {
+      cfg.mutable_train()->set_recompute(recompute_name(pick->recompute.mode));
+      cfg.mutable_train()->set_recompute_blocks(pick->recompute.blocks);
+    }
+    if (cfg.optimizer().state_dtype().empty()) cfg.mutable_optimizer()->set_state_dtype(state_dtype_name(pick->state));
     if (comm.rank() == 0) {
       log_info("strategy auto: ", pick->label(), " (predicted ", strategy::format_seconds(pick->step_s), "/step, ",
                strategy::format_seconds(pick->exposed_s), " exposed comm)");

@@ -28,6 +28,7 @@
 #include "optim/grad_clip.h"
 #include "parallel/ddp/shard_gather.h"
 #include "parallel/ddp/sharding.h"
+#include "parallel/strategy/model_spec.h"
 
 namespace tt {
 
@@ -98,6 +99,7 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   desc_ = run_model_desc(cfg);
   fill_model_config(desc_, cfg_.mutable_model());  // the effective config names the model it trains
   runner_ = std::make_unique<DeviceRunner>(device, comm_);
+  check_memory_plan();
   if (t.memory_budget_bytes() > 0) set_memory_budget(runner_->device().device, size_t(t.memory_budget_bytes()));
   build_model();
   schedule_ = LrSchedule{o.lr(), o.min_lr_ratio(), o.warmup_steps(), t.steps()};
@@ -122,6 +124,47 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   }
   inputs_.resize(size_t(t.batch_size()) * t.seq_len());
   targets_.resize(inputs_.size());
+}
+
+strategy::MemoryBreakdown Trainer::predicted_memory() const {
+  const auto& t = cfg_.train();
+  const auto& par = cfg_.parallel();
+  const strategy::ModelSpec spec = strategy::model_spec(desc_, t.seq_len(), 0);
+  strategy::MemoryInputs in;
+  in.num_params = spec.num_params;
+  in.ranks = comm_.size();
+  in.zero_stage = par.zero_stage();
+  in.working_bytes = int(dtype_size(runner_->dtype()));
+  in.state = parse_state_dtype(cfg_.optimizer().state_dtype());
+  if (comm_.size() > 1)
+    in.payload = par.grad_compression() == "int8"   ? cost::Payload::kInt8
+                 : par.grad_compression() == "bf16" ? cost::Payload::kBf16
+                                                    : cost::Payload::kFp32;
+  in.zero3_window_elements = strategy::zero3_window_elements(spec);
+  in.desc = &desc_;
+  in.device = runner_->device().device;
+  in.batch = t.batch_size();
+  in.seq_len = t.seq_len();
+  in.recompute = {parse_recompute(t.recompute()), t.recompute_blocks()};
+  return strategy::rank_memory(in);
+}
+
+// Logs the predicted memory per rank and stops before allocating when it exceeds the budget.
+void Trainer::check_memory_plan() const {
+  const strategy::MemoryBreakdown m = predicted_memory();
+  const auto& t = cfg_.train();
+  if (is_rank0())
+    log_info("memory per rank (predicted): ", strategy::describe(m), " | recompute ",
+             describe(Recompute{parse_recompute(t.recompute()), t.recompute_blocks()}, desc_.n_layer),
+             " | optimizer state ", state_dtype_name(parse_state_dtype(cfg_.optimizer().state_dtype())));
+  const uint64_t budget = t.memory_budget_bytes();
+  if (budget == 0 || m.total() <= double(budget)) return;
+  throw Error(ErrorKind::kMemory,
+              str("the run needs ", strategy::describe(m), " per rank, over the memory budget of ",
+                  format_bytes(double(budget)), "; the biggest consumer is '", m.biggest(), "'"),
+              "train.memory_budget_bytes",
+              "`topotrain plan --config <this config>` shows what fits; train.recompute=full shrinks activations, "
+              "optimizer.state_dtype=int8 the optimizer state, parallel.zero_stage=3 (with more ranks) the rest");
 }
 
 // The tokenizer for prompts and samples: data.tokenizer, else the one that came with init_from's
@@ -164,6 +207,7 @@ void Trainer::build_model() {
   mo.exec = exec;
   mo.dtype = dtype;
   mo.hold_params = mo.hold_grads = !zero3;
+  mo.recompute = {parse_recompute(t.recompute()), t.recompute_blocks()};
   model_ = std::make_unique<Model>(desc_, mo);
   if (zero3) model_->set_param_source(sharded_params_.get());
 
@@ -181,6 +225,7 @@ void Trainer::build_model() {
   ao.param_dtype = ao.grad_dtype = dtype;
   ao.stochastic_rounding = runner_->device().stochastic_rounding;
   ao.seed = t.seed();
+  ao.state = parse_state_dtype(o.state_dtype());
   optimizer_ =
       std::make_unique<AdamW>(ranges, shard.size(), AdamWSettings{o.beta1(), o.beta2(), o.eps(), o.weight_decay()}, ao);
   TT_ASSERT(!zero3 || sharded_params_->layout() == shard, "ZeRO-3 parameter and gradient shards differ");
@@ -507,8 +552,17 @@ void Trainer::save_checkpoint(int steps_done) {
   // every rank takes part in gathering it chunk by chunk while rank 0 writes it, so no rank holds
   // the whole tensor. Should rank 0 fail to write, it exits with the error and mpirun ends the
   // ranks gathering with it.
-  const float* state_tensors[3] = {optimizer_->fp32_params(shard_params()), optimizer_->m().data<float>(),
-                                   optimizer_->v().data<float>()};
+  // The moments are read chunk by chunk as fp32 (exact for every state dtype: see optim/adamw.h).
+  const float* params = optimizer_->fp32_params(shard_params());
+  const parallel::LocalReader state_readers[3] = {
+      [params](int64_t local, int64_t) { return static_cast<const void*>(params + local); },
+      [this](int64_t local, int64_t count) {
+        return static_cast<const void*>(optimizer_->read_moments(0, local, count));
+      },
+      [this](int64_t local, int64_t count) {
+        return static_cast<const void*>(optimizer_->read_moments(1, local, count));
+      }};
+  const int64_t chunk = AdamW::kMomentChunk;
   const char* names[3] = {"params", "adam_m", "adam_v"};
   // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
   Tensor residuals;
@@ -520,8 +574,9 @@ void Trainer::save_checkpoint(int steps_done) {
   synchronize(exec);  // the last update is in the state read below
   if (!is_rank0()) {  // the gathers rank 0 runs while writing, in the same order
     if (sharded())
-      for (const float* t : state_tensors)
-        parallel::gather_to_rank0(comm_, shard, t, DType::kF32, exec, [](const void*, int64_t) {});
+      for (const auto& read : state_readers)
+        parallel::gather_to_rank0(
+            comm_, shard, read, DType::kF32, exec, [](const void*, int64_t) {}, chunk);
     return;
   }
   ensure_dir(ckpt_dir_);
@@ -536,15 +591,19 @@ void Trainer::save_checkpoint(int steps_done) {
   w.add("state", &state, sizeof state);
   const size_t tensor_bytes = size_t(n) * sizeof(float);
   for (int i = 0; i < 3; ++i) {
-    const float* t = state_tensors[i];
-    w.add_streamed(names[i], tensor_bytes, [&, t](const CheckpointWriter::Sink& sink) {
-      const parallel::ChunkSink chunk_sink = [&](const void* chunk, int64_t count) {
-        sink(chunk, size_t(count) * sizeof(float));
+    const parallel::LocalReader& read = state_readers[i];
+    w.add_streamed(names[i], tensor_bytes, [&](const CheckpointWriter::Sink& sink) {
+      const parallel::ChunkSink chunk_sink = [&](const void* data, int64_t count) {
+        sink(data, size_t(count) * sizeof(float));
       };
-      if (sharded())
-        parallel::gather_to_rank0(comm_, shard, t, DType::kF32, exec, chunk_sink);
-      else
-        parallel::stream_to_host(exec, t, DType::kF32, n, chunk_sink);
+      if (sharded()) {
+        parallel::gather_to_rank0(comm_, shard, read, DType::kF32, exec, chunk_sink, chunk);
+        return;
+      }
+      for (int64_t at = 0; at < n; at += chunk) {
+        const int64_t count = std::min(chunk, n - at);
+        parallel::stream_to_host(exec, read(at, count), DType::kF32, count, chunk_sink);
+      }
     });
   }
   if (residuals.defined()) {
@@ -592,8 +651,9 @@ int Trainer::load_checkpoint(const std::string& path) {
   const parallel::ShardLayout& shard = reducer_->shard_layout();
   std::vector<float> m(size_t(std::min(std::max<int64_t>(shard.size(), 1), kStateChunk))), v(m.size());
   for (const auto& piece : shard.pieces())
-    for (int64_t at = piece.begin; at < piece.end; at += kStateChunk) {
-      const int64_t count = std::min(kStateChunk, piece.end - at);
+    for (int64_t at = piece.begin, next; at < piece.end; at = next) {
+      next = AdamW::state_chunk_end(at, at, piece.end, kStateChunk);  // whole quantisation blocks
+      const int64_t count = next - at;
       r.read_range("adam_m", uint64_t(at) * sizeof(float), m.data(), size_t(count) * sizeof(float));
       r.read_range("adam_v", uint64_t(at) * sizeof(float), v.data(), size_t(count) * sizeof(float));
       optimizer_->load_moments(piece.local + (at - piece.begin), m.data(), v.data(), count);

@@ -34,6 +34,7 @@
 #include "parallel/comm/communicator.h"
 #include "parallel/ddp/reducer.h"
 #include "parallel/ddp/sharded_params.h"
+#include "parallel/strategy/memory_model.h"
 
 namespace tt {
 
@@ -81,9 +82,11 @@ class Trainer {
   bool has_validation() const { return val_loader_ != nullptr; }
   const TextCodec& codec() const { return codec_; }
   bool uses_random_data() const { return train_loader_ == nullptr; }
+  strategy::MemoryBreakdown predicted_memory() const;  // per rank, by consumer (memory_model.h)
 
  private:
   void build_model();
+  void check_memory_plan() const;
   TextCodec run_codec() const;
   // This rank's part of the parameters: [begin, end) pieces of the flat buffer, as the reducer's
   // shard layout says; `fill` writes count fp32 values of the flat buffer from `begin` on.

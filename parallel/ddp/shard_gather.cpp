@@ -17,6 +17,13 @@ std::shared_ptr<Work> all_gather_range(Communicator& comm, const ShardLayout& la
 
 void gather_to_rank0(Communicator& comm, const ShardLayout& layout, const void* mine, DType dtype, const Exec& exec,
                      const ChunkSink& sink, int64_t chunk_elems) {
+  const size_t es = dtype_size(dtype);
+  const LocalReader read = [&](int64_t local, int64_t) { return static_cast<const char*>(mine) + local * int64_t(es); };
+  gather_to_rank0(comm, layout, read, dtype, exec, sink, chunk_elems);
+}
+
+void gather_to_rank0(Communicator& comm, const ShardLayout& layout, const LocalReader& read, DType dtype,
+                     const Exec& exec, const ChunkSink& sink, int64_t chunk_elems) {
   TT_ASSERT(chunk_elems > 0, "chunk_elems ", chunk_elems);
   const int64_t len = std::min(layout.numel(), chunk_elems);
   const size_t es = dtype_size(dtype);
@@ -25,7 +32,9 @@ void gather_to_rank0(Communicator& comm, const ShardLayout& layout, const void* 
   for (const auto& [unit_begin, unit_end] : layout.units())
     for (int64_t c = unit_begin; c < unit_end; c += chunk_elems) {
       const int64_t end = std::min(unit_end, c + chunk_elems);
-      all_gather_range(comm, layout, mine, dtype, c, end, chunk.raw())->wait();
+      const std::vector<int64_t> counts = layout.split(c, end);
+      const void* my_part = read(layout.local_of(c, end), counts[size_t(comm.rank())]);
+      comm.all_gather_v(my_part, chunk.raw(), counts, dtype)->wait();
       if (comm.rank() != 0) continue;
       if (!exec.is_cuda()) {
         sink(chunk.raw(), end - c);

@@ -27,6 +27,13 @@ using ChunkSink = std::function<void(const void* chunk, int64_t count)>;
 void gather_to_rank0(Communicator& comm, const ShardLayout& layout, const void* mine, DType dtype, const Exec& exec,
                      const ChunkSink& sink, int64_t chunk_elems = 1 << 22);
 
+// The same with this rank's part read on demand: read(local, count) returns memory of exec.device
+// holding elements [local, local + count) of the local buffer as dtype, valid until the next call
+// (count <= chunk_elems), for state kept in another form (the optimizer's quantised moments).
+using LocalReader = std::function<const void*(int64_t local, int64_t count)>;
+void gather_to_rank0(Communicator& comm, const ShardLayout& layout, const LocalReader& read, DType dtype,
+                     const Exec& exec, const ChunkSink& sink, int64_t chunk_elems = 1 << 22);
+
 // The whole buffer `data` (n elements of dtype, memory of exec.device) handed to `sink` chunk by
 // chunk as host memory: the unsharded counterpart of gather_to_rank0, for one rank.
 void stream_to_host(const Exec& exec, const void* data, DType dtype, int64_t n, const ChunkSink& sink,

@@ -103,7 +103,21 @@ ModelSpec model_spec(const ModelDesc& desc, int seq_len, int64_t tokens_per_rank
   fill_timeline(m, pieces, weight);
   m.param_groups = group_ranges(layout.groups);
   fill_acquires(m, weight, desc.tied_head);
+  m.has_desc = true;
+  m.desc = desc;
+  m.seq_len = seq_len;
+  if (L > 0) {
+    const int64_t block_params = layout.groups[1].end - layout.groups[1].begin;
+    m.block_attention_flops = 4.0 * double(desc.q_dim()) * seq_len;
+    m.block_forward_flops = 2.0 * double(block_params) + m.block_attention_flops;
+    m.block_down_proj_flops = 2.0 * double(desc.mlp_hidden) * desc.n_embd;
+  }
   return m;
+}
+
+int ModelSpec::micro_batch() const {
+  if (seq_len <= 0) return 0;
+  return int(std::max<int64_t>(1, tokens_per_rank / std::max(1, accum_steps) / seq_len));
 }
 
 ModelSpec preset_model_spec(const std::string& name, int64_t tokens_per_rank) {

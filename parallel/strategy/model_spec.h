@@ -46,6 +46,16 @@ struct ModelSpec {
   std::vector<std::pair<int64_t, int64_t>> param_groups;
   std::vector<std::pair<int, double>> forward_acquires, backward_acquires;
   std::vector<int> resident_groups;
+  // The description itself, when the spec was made from one: activation memory (memory_model.h) and
+  // recompute pricing need it. seq_len: tokens per sequence; the micro-batch is tokens_per_rank /
+  // accum_steps / seq_len sequences.
+  bool has_desc = false;
+  ModelDesc desc;
+  int seq_len = 0;
+  // Forward FLOPs per token of one block (2·its parameters + 4·q_dim·T of attention), of its MLP
+  // down projection, and of its attention core (QKᵀ and ·V): what recompute re-runs.
+  double block_forward_flops = 0, block_down_proj_flops = 0, block_attention_flops = 0;
+  int micro_batch() const;
   double param_gather_bytes = 0;  // ZeRO parameter all-gather bytes per element, the trainer's working
                                   // precision; 0 = auto: kParamGatherBytes (bf16) on a GPU cluster,
                                   // kCpuParamGatherBytes (fp32: the CPU trainer gathers fp32) without GPUs
@@ -58,7 +68,7 @@ int64_t zero3_window_elements(const ModelSpec& model);
 // The spec of a described model; tokens_per_rank per optimizer step, seq_len for the attention FLOPs.
 ModelSpec model_spec(const ModelDesc& desc, int seq_len, int64_t tokens_per_rank, int accum_steps = 1);
 
-// A named published shape (tt::model_preset: gpt2-124m, gpt2-350m, llama2-7b or its alias llama-7b,
+// A named published shape (tt::model_preset: gpt2-124m, gpt2-350m, tinyllama-1.1b, llama2-7b or its alias llama-7b,
 // llama3-8b, mistral-7b) at its context length capped at 4096. Throws tt::Error(kUsage) listing the
 // names for an unknown one.
 ModelSpec preset_model_spec(const std::string& name, int64_t tokens_per_rank);

@@ -75,14 +75,28 @@ std::vector<std::string> Candidate::config_settings() const {
                                        str("parallel.grad_compression=", grad_compression_setting()),
                                        str("parallel.collective=", collective_setting())};
   if (zero_stage != 3) settings.insert(settings.begin() + 1, str("parallel.bucket_cap_mb=", mib));
+  if (recompute.mode != RecomputeMode::kNone) {
+    settings.push_back(str("train.recompute=", tt::recompute_name(recompute.mode)));
+    settings.push_back(str("train.recompute_blocks=", recompute.blocks));
+  }
+  if (state != StateDType::kFp32) settings.push_back(str("optimizer.state_dtype=", state_dtype_name(state)));
   return settings;
 }
 
 std::string Candidate::bucket_name() const { return zero_stage == 3 ? "group" : str(num(bucket_mb, 0), "MB"); }
 
+std::string Candidate::recompute_name() const {
+  if (recompute.mode == RecomputeMode::kNone) return "none";
+  return str(tt::recompute_name(recompute.mode), " ", recompute.blocks);
+}
+
 std::string Candidate::label() const {
-  return str(bucket_name(), " ", cost::payload_name(payload), " ", shape_name(), " ", collective_name(), " zero",
-             zero_stage);
+  std::string out = str(bucket_name(), " ", cost::payload_name(payload), " ", shape_name(), " ", collective_name(),
+                        " zero", zero_stage);
+  if (recompute.mode != RecomputeMode::kNone)
+    out += str(" recompute ", tt::recompute_name(recompute.mode), "(", recompute.blocks, ")");
+  if (state != StateDType::kFp32) out += str(" ", state_dtype_name(state), "-state");
+  return out;
 }
 
 double param_gather_bytes(const ModelSpec& model, const cost::Cluster& cluster) {
@@ -90,45 +104,30 @@ double param_gather_bytes(const ModelSpec& model, const cost::Cluster& cluster) 
   return cluster.has_gpus ? kParamGatherBytes : kCpuParamGatherBytes;
 }
 
-double zero_memory_bytes(int zero_stage, int64_t num_params, int ranks, Payload payload) {
-  const double p = double(num_params), n = std::max(1, ranks), k = kZeroK;
-  double bytes = 0;
-  switch (zero_stage) {
-    case 0:
-      bytes = (4 + k) * p;
-      break;
-    case 1:
-      bytes = 4 * p + k * p / n;
-      break;
-    case 2:
-      bytes = 2 * p + (2 + k) * p / n;
-      break;
-    case 3:
-      bytes = (4 + k) * p / n;
-      break;
-    default:
-      TT_ASSERT(false, "unknown ZeRO stage ", zero_stage);
+MemoryBreakdown candidate_memory(const cost::Cluster& cluster, const ModelSpec& model, int zero_stage, Payload payload,
+                                 const Recompute& recompute, StateDType state) {
+  MemoryInputs in;
+  in.num_params = model.num_params;
+  in.ranks = cluster.ranks;
+  in.zero_stage = zero_stage;
+  in.working_bytes = cluster.has_gpus ? 2 : 4;  // bf16 on GPUs, the CPU trainer's fp32
+  in.state = state;
+  in.payload = cluster.ranks > 1 ? payload : Payload::kFp32;
+  in.zero3_window_elements = zero3_window_elements(model);
+  if (model.has_desc) {
+    in.desc = &model.desc;
+    in.device = cluster.has_gpus ? Device::cuda(0) : Device::cpu();
+    in.batch = model.micro_batch();
+    in.seq_len = model.seq_len;
+    in.recompute = recompute;
   }
-  if (payload == Payload::kInt8) bytes += 4 * p;  // error-feedback residual, fp32, full size per rank
-  return bytes;
-}
-
-double cpu_trainer_memory_bytes(int zero_stage, int64_t num_params, int ranks, Payload payload,
-                                int64_t zero3_window_elements) {
-  TT_ASSERT(zero_stage >= 0 && zero_stage <= 3, "unknown ZeRO stage ", zero_stage);
-  const double p = double(num_params), n = std::max(1, ranks);
-  const double params = zero_stage == 3 ? 4 * p / n : 4 * p;
-  const double shard_grads = zero_stage == 0 ? 0 : zero_stage == 1 ? 4 * p / n : 8 * p / n;
-  const double moments = zero_stage == 0 ? 8 * p : 8 * p / n;
-  const double residual = payload == Payload::kInt8 ? 4 * p : 0;
-  const double full_grads = zero_stage == 3 ? 0 : 4 * p;
-  const double windows = zero_stage == 3 ? 2 * 4 * double(zero3_window_elements) : 0;  // parameters, gradients
-  return params + full_grads + shard_grads + moments + residual + windows;
+  return rank_memory(in);
 }
 
 Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& model, const ComputeTimes& compute,
                              double bucket_mb, Payload payload, Algorithm shape, int zero_stage,
-                             double memory_limit_bytes, CompressedAllReduce compressed_all_reduce) {
+                             double memory_limit_bytes, CompressedAllReduce compressed_all_reduce,
+                             const Recompute& recompute, StateDType state) {
   Candidate c;
   c.bucket_mb = bucket_mb;
   c.payload = payload;
@@ -216,9 +215,36 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
                       ? model.measured_optimizer_s * updated / double(model.num_params)
                       : updated * kOptimizerBytesPerParam / (cluster.mem_bw_gbps * 1e9);
   c.step_s = c.compute_s + c.exposed_s + c.optimizer_s + c.gather_s;
-  c.memory_bytes = cluster.has_gpus ? zero_memory_bytes(zero_stage, model.num_params, cluster.ranks, payload)
-                                    : cpu_trainer_memory_bytes(zero_stage, model.num_params, cluster.ranks, payload,
-                                                               zero3_window_elements(model));
+  return with_levers(c, cluster, model, compute, recompute, state, memory_limit_bytes);
+}
+
+Candidate with_levers(const Candidate& base, const cost::Cluster& cluster, const ModelSpec& model,
+                      const ComputeTimes& compute, const Recompute& recompute, StateDType state,
+                      double memory_limit_bytes) {
+  Candidate c = base;
+  c.compute_s -= base.recompute_s;
+  c.step_s -= base.recompute_s + base.optimizer_s;
+  // Recompute: the re-run forward FLOPs of the recomputing blocks, at the forward pass's speed.
+  const int L = model.n_layer;
+  const int blocks = recompute.mode == RecomputeMode::kNone          ? 0
+                     : recompute.blocks <= 0 || recompute.blocks > L ? L
+                                                                     : recompute.blocks;
+  double per_block = 0;
+  if (recompute.mode == RecomputeMode::kFull) per_block = model.block_forward_flops - model.block_down_proj_flops;
+  if (recompute.mode == RecomputeMode::kSelective)
+    per_block = kSelectiveRecomputeShare * model.block_forward_flops +
+                (cluster.has_gpus ? 0.0 : model.block_attention_flops);  // CPU attention keeps probabilities
+  const double forward_flops = model.flops_per_token / 3;
+  c.recompute_s = forward_flops > 0 ? compute.forward_s * blocks * per_block / forward_flops : 0.0;
+  c.recompute = {recompute.mode, blocks};
+  // The optimizer pass: master weights, gradients and parameters (16 bytes) plus m and v read and written.
+  c.state = state;
+  auto traffic = [](StateDType s) { return 16 + 2 * state_bytes_per_element(s); };
+  c.optimizer_s = base.optimizer_s * traffic(state) / traffic(base.state);
+  c.compute_s += c.recompute_s;
+  c.step_s += c.recompute_s + c.optimizer_s;
+  c.memory = candidate_memory(cluster, model, c.zero_stage, c.payload, c.recompute, state);
+  c.memory_bytes = c.memory.total();
   c.fits = memory_limit_bytes <= 0 || c.memory_bytes <= memory_limit_bytes;
   return c;
 }
@@ -226,9 +252,15 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
 namespace {
 
 // Smaller is simpler / more precise.
-std::tuple<int, int, int, int, double> simplicity(const Candidate& c) {
-  return {int(c.payload), c.shape == Algorithm::kHierarchical ? 1 : 0, c.zero_stage,
-          c.shape == Algorithm::kTree ? 1 : 0, std::fabs(std::log(c.bucket_mb / 25.0))};
+std::tuple<int, int, int, int, int, int, int, double> simplicity(const Candidate& c) {
+  return {int(c.state),
+          int(c.payload),
+          int(c.recompute.mode),
+          c.recompute.blocks,
+          c.shape == Algorithm::kHierarchical ? 1 : 0,
+          c.zero_stage,
+          c.shape == Algorithm::kTree ? 1 : 0,
+          std::fabs(std::log(c.bucket_mb / 25.0))};
 }
 
 // The slowest link a flat collective crosses, described.
@@ -252,9 +284,42 @@ std::string compared_to(double what, double base) {
   return str(num(100 * what / base, 0), "% of the ", format_seconds(base));
 }
 
-std::string make_reason(const StrategyPlan& plan) {
+// The fewest ranks of this cluster's devices on which the leanest configuration (ZeRO-3, full
+// recompute, int8 state) fits in `limit` bytes each; 0 when none up to 4096 does.
+int ranks_to_fit(const cost::Cluster& cluster, const ModelSpec& model, double limit) {
+  for (int n = std::max(2, cluster.ranks); n <= 4096; n = n < 8 ? n + 1 : n * 2) {
+    cost::Cluster more = cluster;
+    more.ranks = n;
+    if (candidate_memory(more, model, 3, Payload::kFp32, {RecomputeMode::kFull, 0}, StateDType::kInt8).total() <= limit)
+      return n;
+  }
+  return 0;
+}
+
+// How the pick fits: "full recompute of 12 blocks and int8 optimizer state because without them
+// ZeRO-3 needs 31.2 GB/GPU > 21.6 GB (...); ".
+std::string levers_prefix(const StrategyPlan& plan, const Candidate& p) {
+  if (p.recompute.mode == RecomputeMode::kNone && p.state == StateDType::kFp32) return "";
+  std::string what;
+  if (p.recompute.mode != RecomputeMode::kNone)
+    what = str(tt::recompute_name(p.recompute.mode), " recompute of ", p.recompute.blocks, " blocks");
+  if (p.state != StateDType::kFp32)
+    what += str(what.empty() ? "" : " and ", state_dtype_name(p.state), " optimizer state");
+  const Candidate* plain = nullptr;
+  for (const auto& c : plan.candidates)
+    if (c.recompute.mode == RecomputeMode::kNone && c.state == StateDType::kFp32 && c.zero_stage == p.zero_stage &&
+        (!plain || c.memory_bytes < plain->memory_bytes))
+      plain = &c;
+  if (plain && !plain->fits)
+    return str(what, " because without them ZeRO-", p.zero_stage, " needs ", gb(plain->memory_bytes), "/GPU > ",
+               gb(plan.memory_limit_bytes), " (", describe(plain->memory), "); ");
+  return what + "; ";
+}
+
+std::string make_reason(const StrategyPlan& plan, const ModelSpec& model) {
   const auto& cands = plan.candidates;
-  if (plan.cluster.ranks <= 1) return "single rank: no gradient communication";
+  if (plan.cluster.ranks <= 1 && plan.pick >= 0)
+    return levers_prefix(plan, *plan.picked()) + "single rank: no gradient communication";
   if (plan.pick < 0) {
     const bool any_fit = std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.eligible; });
     if (any_fit)
@@ -263,20 +328,24 @@ std::string make_reason(const StrategyPlan& plan) {
     const Candidate* smallest = nullptr;
     for (const auto& c : cands)
       if (!smallest || c.memory_bytes < smallest->memory_bytes) smallest = &c;
+    const int ranks = ranks_to_fit(plan.cluster, model, plan.memory_limit_bytes);
+    const double per_gpu = smallest->memory_bytes / (1.0 - 0.10);
     return str("nothing fits in ", gb(plan.memory_limit_bytes), "/GPU: the smallest plan (", smallest->label(),
-               ") needs ", gb(smallest->memory_bytes), "; add GPUs, recompute activations or use an 8-bit optimizer");
+               ") needs ", describe(smallest->memory), "; it fits on GPUs with >= ", gb(per_gpu),
+               ranks > 0 ? str(", or on ", ranks, " of these GPUs (ZeRO-3, full recompute, int8 state)")
+                         : std::string(", and no number of these GPUs holds it"));
   }
   const Candidate& p = *plan.picked();
   const double bwd = plan.compute.backward_s;
-  std::string prefix;
+  std::string prefix = levers_prefix(plan, p);
   if (p.zero_stage > 0) {
     const Candidate* lower =
         best_where(cands, false, [&](const Candidate& c) { return c.zero_stage == p.zero_stage - 1; });
     if (lower && !lower->fits)
-      prefix = str("ZeRO-", p.zero_stage, " because ZeRO-", lower->zero_stage, " needs ", gb(lower->memory_bytes),
-                   "/GPU > ", gb(plan.memory_limit_bytes), " available; ");
+      prefix += str("ZeRO-", p.zero_stage, " because ZeRO-", lower->zero_stage, " needs ", gb(lower->memory_bytes),
+                    "/GPU > ", gb(plan.memory_limit_bytes), " available; ");
     else
-      prefix = str("ZeRO-", p.zero_stage, ": ");
+      prefix += str("ZeRO-", p.zero_stage, ": ");
   }
   const std::string coll = p.zero_stage == 0 ? "all-reduce" : "reduce-scatter";
   if (p.payload != Payload::kFp32) {
@@ -304,6 +373,48 @@ std::string make_reason(const StrategyPlan& plan) {
                       format_seconds(p.exposed_s), " exposed)");
 }
 
+// The candidate `base` with every optimizer state and, for each state where it does not fit as is,
+// each recompute mode over the fewest blocks that make it fit (all blocks when none do).
+void add_memory_levers(StrategyPlan& plan, const Candidate& base, const cost::Cluster& cluster, const ModelSpec& model,
+                       const PlanOptions& options) {
+  const double limit = plan.memory_limit_bytes;
+  auto offered = [](const auto& list, auto value) { return std::find(list.begin(), list.end(), value) != list.end(); };
+  for (StateDType state : options.state_dtypes) {
+    const Candidate keep = with_levers(base, cluster, model, plan.compute, {}, state, limit);
+    if (offered(options.recompute_modes, RecomputeMode::kNone)) plan.candidates.push_back(keep);
+    if (!model.has_desc || model.n_layer < 2) continue;
+    for (RecomputeMode mode : options.recompute_modes) {
+      if (mode == RecomputeMode::kNone) continue;
+      auto at = [&](int blocks) {
+        return with_levers(base, cluster, model, plan.compute, {mode, blocks}, state, limit);
+      };
+      const bool forced = options.forced_recompute == tt::recompute_name(mode);
+      if (forced && options.forced_recompute_blocks > 0) {  // the config's block count, as it is
+        plan.candidates.push_back(at(std::min(options.forced_recompute_blocks, model.n_layer)));
+        continue;
+      }
+      if (keep.fits) {  // recompute only slows a plan that fits; a forced mode is offered over all blocks
+        if (forced) plan.candidates.push_back(at(model.n_layer));
+        continue;
+      }
+      // Memory falls as blocks grow (N blocks save N-1 blocks' activations): the fewest that fit.
+      int lo = 2, hi = model.n_layer;
+      if (!at(hi).fits) {
+        plan.candidates.push_back(at(hi));
+        continue;
+      }
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (at(mid).fits)
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      plan.candidates.push_back(at(lo));
+    }
+  }
+}
+
 }  // namespace
 
 StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model, const PlanOptions& options) {
@@ -320,10 +431,14 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
                                 : double(cluster.memory_bytes) * (1.0 - options.memory_reserve);
 
   const bool single = cluster.ranks <= 1;
+  // One rank communicates nothing: one bucket cap (the closest to 25 MB) stands for all.
+  const double single_mb = *std::min_element(
+      options.bucket_mb.begin(), options.bucket_mb.end(),
+      [](double a, double b) { return std::fabs(std::log(a / 25.0)) < std::fabs(std::log(b / 25.0)); });
   for (double mb : options.bucket_mb)
     for (Payload payload : options.payloads)
       for (int zero : options.zero_stages) {
-        if (single && (payload != Payload::kFp32 || zero != 0)) continue;
+        if (single && (payload != Payload::kFp32 || zero != 0 || mb != single_mb)) continue;
         // GradReducer compresses the all-reduce only (parallel.grad_compression is zero_stage 0 only).
         if (payload != Payload::kFp32 && zero != 0) continue;
         if (zero == 3 && mb != options.bucket_mb.front()) continue;  // ZeRO-3 has no bucket cap
@@ -335,9 +450,11 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
         // ZeRO-3 keeps it for comparison (priced only); ZeRO-1/2 reduce-scatter flat.
         if (cluster.nodes > 1 && cluster.ranks_per_node > 1 && (zero == 0 || zero == 3))
           shapes.push_back(Algorithm::kHierarchical);
-        for (Algorithm shape : shapes)
-          plan.candidates.push_back(evaluate_candidate(cluster, model, plan.compute, mb, payload, shape, zero,
-                                                       plan.memory_limit_bytes, options.compressed_all_reduce));
+        for (Algorithm shape : shapes) {
+          const Candidate base = evaluate_candidate(cluster, model, plan.compute, mb, payload, shape, zero,
+                                                    plan.memory_limit_bytes, options.compressed_all_reduce);
+          add_memory_levers(plan, base, cluster, model, options);
+        }
       }
   TT_ASSERT(!plan.candidates.empty(), "the planner's options produced no candidates");
   bool low_stage_fits = false;
@@ -349,7 +466,12 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
     const bool agrees =
         (!forced_stage || c.zero_stage == options.forced_zero_stage) &&
         (options.forced_grad_compression.empty() || options.forced_grad_compression == c.grad_compression_setting()) &&
-        (options.forced_collective.empty() || options.forced_collective == c.collective_setting());
+        (options.forced_collective.empty() || options.forced_collective == c.collective_setting()) &&
+        (options.forced_recompute.empty() || options.forced_recompute == tt::recompute_name(c.recompute.mode)) &&
+        (options.forced_recompute_blocks < 0 || c.recompute.mode == RecomputeMode::kNone ||
+         options.forced_recompute_blocks == c.recompute.blocks ||
+         (options.forced_recompute_blocks == 0 && c.recompute.blocks == model.n_layer)) &&
+        (options.forced_state_dtype.empty() || options.forced_state_dtype == state_dtype_name(c.state));
     // A forced zero_stage may be 3 although a lower stage fits (eligible keeps ZeRO-3 for when none does).
     const bool may_take = c.eligible || (forced_stage && c.fits);
     c.allowed = may_take && agrees && c.runnable() && (c.shape != Algorithm::kTree || options.tree_selectable);
@@ -370,7 +492,7 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
       if (simplicity(c) < simplicity(plan.candidates[size_t(plan.pick)])) plan.pick = int(i);
     }
   }
-  plan.reason = make_reason(plan);
+  plan.reason = make_reason(plan, model);
 
   // NCCL hints and caveats.
   const Candidate* p = plan.picked();
@@ -398,7 +520,8 @@ StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model,
   if (low_stage_fits && any_zero3)
     plan.notes.push_back("ZeRO-3 candidates are a memory fallback, considered only when no ZeRO-0/1/2 candidate fits");
   const bool constrained = options.forced_zero_stage >= 0 || !options.forced_grad_compression.empty() ||
-                           !options.forced_collective.empty() || !options.tree_selectable;
+                           !options.forced_collective.empty() || !options.tree_selectable ||
+                           !options.forced_recompute.empty() || !options.forced_state_dtype.empty();
   if (constrained) {
     const Candidate* best = nullptr;  // what the pick would be without the run's constraints
     for (const auto& c : plan.candidates)

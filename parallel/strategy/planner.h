@@ -14,11 +14,19 @@
 //    (ModelSpec::param_gather_bytes): by default bf16 on GPUs (the mixed-precision working copy) and
 //    fp32 on a cluster without GPUs (the CPU trainer keeps and gathers fp32 parameters; pricing it
 //    as bf16 put the ZeRO-1 rows of docs/ground_truth.md 35-39% low).
-//  * Memory per GPU follows DESIGN.md with K = 12 (mixed-precision Adam): stage 0 (4+K)Ψ, stage 1
-//    4Ψ + KΨ/N, stage 2 2Ψ + (2+K)Ψ/N, stage 3 (4+K)Ψ/N, plus 4Ψ for the int8 error-feedback
-//    residual. Activations are not modelled: a fraction of device memory (memory_reserve) is held
-//    back for them, workspaces and fragmentation instead. CPU ranks run the fp32 CPU trainer, priced
-//    by cpu_trainer_memory_bytes (its ZeRO-1/2 keep the full gradient buffer).
+//  * Memory per rank is rank_memory (memory_model.h): what the trainer allocates for parameters,
+//    gradients, optimizer state, activations (the micro-batch, recompute policy) and comm buffers,
+//    in the working precision (bf16 on GPUs, fp32 on CPU ranks). The memory limit is the budget or
+//    device memory × (1 − memory_reserve), the reserve holding workspaces and fragmentation.
+//  * Memory levers: every communication candidate is also offered with bf16 and int8 optimizer
+//    state and, when it does not fit as is, with selective or full activation recompute of the
+//    fewest blocks that make it fit (Megatron's recompute-num-layers, picked from the budget).
+//    Recompute runs in backward with the parameters backward gathers anyway (no extra ZeRO-3
+//    traffic) and costs the re-run forward FLOPs: full re-runs a block up to its MLP activation
+//    (all but the down projection), selective its norms and activation (priced as 2% of the block)
+//    plus, on CPU ranks, attention (whose probabilities it drops). The optimizer pass moves
+//    16 + 2 × (bytes of m and v) bytes per element, so compact state is slightly faster; ties
+//    prefer fp32 state and no recompute.
 //  * ZeRO-3 is priced (parameters re-gathered for forward and for backward, the backward gather
 //    ahead of the gradient buckets on the link) and is a memory fallback: its candidates are
 //    eligible when no stage 0–2 candidate fits. It shards and reduces per parameter group, each cut
@@ -55,16 +63,19 @@
 #include <string>
 #include <vector>
 
+#include "core/model/activation_plan.h"
+#include "optim/adamw.h"
 #include "parallel/cost/collective_cost.h"
+#include "parallel/strategy/memory_model.h"
 #include "parallel/strategy/model_spec.h"
 #include "parallel/topology/topology.pb.h"
 
 namespace tt::strategy {
 
-constexpr double kZeroK = 12.0;                 // optimizer bytes per parameter (DESIGN.md)
-constexpr double kOptimizerBytesPerParam = 32;  // AdamW pass, memory traffic per updated element
-constexpr double kParamGatherBytes = 2;         // bf16 working parameters (GPU trainer)
-constexpr double kCpuParamGatherBytes = 4;      // fp32 parameters (CPU trainer)
+constexpr double kOptimizerBytesPerParam = 32;     // AdamW pass (fp32 state), memory traffic per updated element
+constexpr double kSelectiveRecomputeShare = 0.02;  // of a block's forward: its norms and MLP activation
+constexpr double kParamGatherBytes = 2;            // bf16 working parameters (GPU trainer)
+constexpr double kCpuParamGatherBytes = 4;         // fp32 parameters (CPU trainer)
 
 enum class CompressedAllReduce {
   kRing,       // compressed reduce-scatter (all_to_all) + all-gather: ring volume (GradReducer)
@@ -86,6 +97,13 @@ struct PlanOptions {
   std::string forced_grad_compression;  // parallel.grad_compression: "none", "bf16", "int8"
   std::string forced_collective;        // parallel.collective: "flat", "hierarchical"
   bool tree_selectable = true;
+  // Memory levers offered (recompute modes beyond "none" only where a candidate does not fit) and
+  // the ones the config forces ("" / -1: free).
+  std::vector<RecomputeMode> recompute_modes = {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull};
+  std::vector<StateDType> state_dtypes = {StateDType::kFp32, StateDType::kBf16, StateDType::kInt8};
+  std::string forced_recompute;      // train.recompute
+  int forced_recompute_blocks = -1;  // train.recompute_blocks
+  std::string forced_state_dtype;    // optimizer.state_dtype
 };
 
 struct Candidate {
@@ -95,13 +113,17 @@ struct Candidate {
   int zero_stage = 0;
   int num_buckets = 0;
   // Seconds per optimizer step.
-  double comm_s = 0;        // link time of gradient (and ZeRO-3 parameter) collectives, codec included
-  double exposed_s = 0;     // of comm_s, the part not hidden behind compute
-  double compute_s = 0;     // forward + backward
-  double optimizer_s = 0;   // optimizer pass
-  double gather_s = 0;      // ZeRO-1/2 parameter all-gather after the optimizer (exposed)
-  double step_s = 0;        // compute + exposed + optimizer + gather
-  double memory_bytes = 0;  // per GPU
+  double comm_s = 0;       // link time of gradient (and ZeRO-3 parameter) collectives, codec included
+  double exposed_s = 0;    // of comm_s, the part not hidden behind compute
+  double compute_s = 0;    // forward + backward
+  double optimizer_s = 0;  // optimizer pass
+  double gather_s = 0;     // ZeRO-1/2 parameter all-gather after the optimizer (exposed)
+  double step_s = 0;       // compute + exposed + optimizer + gather
+  double recompute_s = 0;  // of compute_s, the recompute's share
+  Recompute recompute;     // blocks: the number of blocks recomputing (0 with kNone)
+  StateDType state = StateDType::kFp32;
+  MemoryBreakdown memory;   // per GPU (rank)
+  double memory_bytes = 0;  // memory.total()
   bool fits = false;
   bool eligible = false;       // may be picked: fits, and not a ZeRO-3 candidate while a stage 0-2 one fits
   bool runs_in_train = false;  // see runnable()
@@ -113,14 +135,16 @@ struct Candidate {
   std::string shape_name() const;       // "ring", "tree", "hier"
   std::string collective_name() const;  // "all_reduce", "rs+ag"
   std::string bucket_name() const;      // "25MB", or "group" for ZeRO-3
-  std::string label() const;            // "25MB fp32 ring all_reduce zero0"
+  std::string label() const;            // "25MB fp32 ring all_reduce zero0 [full recompute 12/32] [int8 state]"
+  std::string recompute_name() const;   // "none", "full 12/32"
   // `topotrain train` runs every candidate of stages 0-2 and flat ZeRO-3; hierarchical ZeRO-3 is a
   // priced memory fallback. Ring and tree both run as the communicator's own all-reduce
   // (parallel.collective "flat"; tree is offered on GPU ranks, where NCCL_ALGO=Tree selects it),
   // hierarchical as GradReducer's.
   bool runnable() const { return runs_in_train; }
   // The config fields that select this candidate, "parallel.zero_stage=0", ... (for --set; no
-  // bucket cap for ZeRO-3); empty when not runnable. Their values one by one:
+  // bucket cap for ZeRO-3; train.recompute / recompute_blocks and optimizer.state_dtype when not
+  // the defaults); empty when not runnable. Their values one by one:
   std::vector<std::string> config_settings() const;
   double bucket_cap_mib() const;                 // parallel.bucket_cap_mb (MiB; bucket_mb is in MB)
   const char* grad_compression_setting() const;  // parallel.grad_compression: "none", "bf16", "int8"
@@ -145,20 +169,20 @@ struct StrategyPlan {
 Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& model, const ComputeTimes& compute,
                              double bucket_mb, cost::Payload payload, cost::Algorithm shape, int zero_stage,
                              double memory_limit_bytes,
-                             CompressedAllReduce compressed_all_reduce = CompressedAllReduce::kRing);
+                             CompressedAllReduce compressed_all_reduce = CompressedAllReduce::kRing,
+                             const Recompute& recompute = {}, StateDType state = StateDType::kFp32);
+// The same communication candidate with other memory levers (recompute, optimizer state): compute,
+// optimizer time and memory re-priced.
+Candidate with_levers(const Candidate& base, const cost::Cluster& cluster, const ModelSpec& model,
+                      const ComputeTimes& compute, const Recompute& recompute, StateDType state,
+                      double memory_limit_bytes);
+// Per-rank memory of a candidate's configuration (rank_memory with the model's micro-batch).
+MemoryBreakdown candidate_memory(const cost::Cluster& cluster, const ModelSpec& model, int zero_stage,
+                                 cost::Payload payload, const Recompute& recompute, StateDType state);
 
 // Bytes per element of the ZeRO parameter all-gather: model.param_gather_bytes when > 0, else
 // kParamGatherBytes with GPUs and kCpuParamGatherBytes without.
 double param_gather_bytes(const ModelSpec& model, const cost::Cluster& cluster);
-
-// Per-GPU memory of a ZeRO stage for Ψ parameters over n ranks (formulas above).
-double zero_memory_bytes(int zero_stage, int64_t num_params, int ranks, cost::Payload payload);
-// Per-rank memory of the CPU trainer's fp32 tensors (the planner's figure for CPU ranks): parameters
-// 4Ψ (ZeRO-3: 4Ψ/N), the full gradient buffer 4Ψ (not at ZeRO-3), the reduced gradient shard 4Ψ/N
-// (ZeRO-2/3: and its receive buffer, 8Ψ/N), AdamW m and v 8Ψ (ZeRO: 8Ψ/N), plus the int8 residual
-// 4Ψ; ZeRO-3 adds its parameter and gradient windows, 4 bytes each per zero3_window_elements.
-double cpu_trainer_memory_bytes(int zero_stage, int64_t num_params, int ranks, cost::Payload payload,
-                                int64_t zero3_window_elements = 0);
 
 StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model, const PlanOptions& options);
 // cluster_of(topo, options.ranks), then the above. Throws tt::Error(kConfig) for an empty model.

@@ -51,8 +51,8 @@ TEST(AdamW, DecayOnlyOnMarkedRangesAndBiasCorrectedFirstStep) {
   EXPECT_NEAR(w[1], -2.0 - 0.1 * (1.0 + 0.5 * -2.0), 1e-6);
   EXPECT_NEAR(w[2], 3.0 - 0.1 * (-1.0), 1e-6);  // no decay
   EXPECT_EQ(opt.steps_taken(), 1);
-  EXPECT_NEAR(opt.m().data<float>()[0], 0.1 * 0.2, 1e-7);
-  EXPECT_NEAR(opt.v().data<float>()[2], 0.05 * 0.01, 1e-9);
+  EXPECT_NEAR(opt.read_moments(0, 0, 3)[0], 0.1 * 0.2, 1e-7);
+  EXPECT_NEAR(opt.read_moments(1, 0, 3)[2], 0.05 * 0.01, 1e-9);
 }
 
 TEST(AdamW, SecondStepUsesMomentsHandComputed) {
@@ -104,9 +104,60 @@ TEST(AdamW, Fp32StateLoadsAndReadsBackByRange) {
   EXPECT_EQ(opt.fp32_params(w.data()), w.data());
   const float m[] = {0.25f}, v[] = {0.5f};
   opt.load_moments(3, m, v, 1);
-  EXPECT_EQ(opt.m().data<float>()[3], 0.25f);
-  EXPECT_EQ(opt.v().data<float>()[3], 0.5f);
-  EXPECT_EQ(opt.v().data<float>()[0], 0.0f);
+  EXPECT_EQ(opt.read_moments(0, 0, 4)[3], 0.25f);
+  EXPECT_EQ(opt.read_moments(1, 0, 4)[3], 0.5f);
+  EXPECT_EQ(opt.read_moments(1, 0, 4)[0], 0.0f);
+}
+
+// bf16 and int8 moments travel as fp32 values: loading what was read gives the same state back
+// (bf16 widens exactly; int8 block-wise quantisation is idempotent), so checkpoints resume
+// bit-exactly and across state dtypes. int8 keeps a range under kState8MinElements in fp32, and
+// a run of two ranges (one starting mid-block) quantises on the global block grid.
+TEST(AdamW, CompactStatesRoundTripThroughFp32Values) {
+  const int64_t big = 3000 + kState8MinElements, small = 100, n = big + small;
+  const std::vector<ParamRange> ranges = {{0, big, true, 1000}, {big, small, false, 1000 + big}};
+  std::vector<float> m(static_cast<size_t>(n)), v(m.size());
+  for (int64_t i = 0; i < n; ++i) {
+    m[size_t(i)] = 1e-3f * std::sin(0.37f * float(i)) * float(1 + i % 7);
+    v[size_t(i)] = 1e-6f * float(1 + (i * 7919) % 1000);
+  }
+  for (StateDType state : {StateDType::kBf16, StateDType::kInt8}) {
+    SCOPED_TRACE(state_dtype_name(state));
+    AdamWOptions o;
+    o.state = state;
+    AdamW opt(ranges, n, AdamWSettings{}, o);
+    AdamW fp32(ranges, n, AdamWSettings{}, AdamWOptions{});
+    EXPECT_LT(opt.state_bytes(), fp32.state_bytes() / (state == StateDType::kInt8 ? 3 : 1.9));
+    opt.load_moments(0, m.data(), v.data(), n);
+    const std::vector<float> m1(opt.read_moments(0, 0, n), opt.read_moments(0, 0, n) + n);
+    const std::vector<float> v1(opt.read_moments(1, 0, n), opt.read_moments(1, 0, n) + n);
+    double err = 0, mag = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      err += std::fabs(m1[size_t(i)] - m[size_t(i)]);
+      mag += std::fabs(m[size_t(i)]);
+      if (i >= big && state == StateDType::kInt8) {  // the small range stays fp32
+        ASSERT_EQ(m1[size_t(i)], m[size_t(i)]) << i;
+        ASSERT_EQ(v1[size_t(i)], v[size_t(i)]) << i;
+      }
+    }
+    EXPECT_LT(err / mag, state == StateDType::kInt8 ? 0.02 : 0.004);
+    // Loading what was read is the identity on the stored state.
+    AdamW again(ranges, n, AdamWSettings{}, o);
+    again.load_moments(0, m1.data(), v1.data(), n);
+    for (int which = 0; which < 2; ++which) {
+      const std::vector<float>& want = which == 0 ? m1 : v1;
+      const float* got = again.read_moments(which, 0, n);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[size_t(i)]) << which << " " << i;
+    }
+    // Loading in chunks that end on block boundaries gives the same state as one load.
+    AdamW chunked(ranges, n, AdamWSettings{}, o);
+    for (int64_t at = 0, next; at < n; at = next) {
+      next = AdamW::state_chunk_end(at, 1000 + at, n, 1024);
+      chunked.load_moments(at, m1.data() + at, v1.data() + at, next - at);
+    }
+    const float* got = chunked.read_moments(0, 0, n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], m1[size_t(i)]) << i;
+  }
 }
 
 }  // namespace

@@ -85,6 +85,7 @@ TEST(ModelDesc, PresetsHaveThePublishedParameterCounts) {
     return model_num_params(d) - pad * (d.tied_head ? 1 : 2);
   };
   EXPECT_EQ(real(model_preset("gpt2-124m")), 124439808);
+  EXPECT_EQ(real(model_preset("tinyllama-1.1b")), 1100048384);  // TinyLlama-1.1B: 22 layers, GQA 32/4
   EXPECT_EQ(real(model_preset("llama2-7b")), 6738415616);
   EXPECT_EQ(real(model_preset("llama3-8b")), 8030261248);
   EXPECT_EQ(real(model_preset("mistral-7b")), 7241732096);
@@ -300,6 +301,72 @@ TEST(Model, ReRunningBlocksFromTheirInputGivesBitIdenticalGradients) {
   }
 }
 
+// Activation recompute: every mode, for all blocks or only the first, on every structural variant,
+// gives gradients bit-identical to keeping everything (deterministic CPU kernels), with fewer bytes
+// of activations (N recomputing blocks save N-1 blocks' worth); two backward passes in a row (accumulation) stay
+// identical too.
+TEST(Model, RecomputeGivesBitIdenticalGradientsWithLessActivationMemory) {
+  const int B = 2, T = 5;
+  for (const ModelDesc& cfg : small_descs()) {
+    Model keep(cfg, options(B, T));
+    init(keep, 11);
+    const Batch batch = random_batch(B, T, cfg.vocab_size, 3), second = random_batch(B, T, cfg.vocab_size, 4);
+    const float loss = loss_of(keep, batch, B, T);
+    keep.backward();
+    loss_of(keep, second, B, T);
+    keep.backward();
+    for (RecomputeMode mode : {RecomputeMode::kSelective, RecomputeMode::kFull})
+      for (int blocks : {0, 1}) {
+        ModelOptions o = options(B, T);
+        o.recompute = {mode, blocks};
+        Model rc(cfg, o);
+        init(rc, 11);
+        const std::string what = cfg.str() + " " + describe(o.recompute, cfg.n_layer);
+        EXPECT_EQ(loss_of(rc, batch, B, T), loss) << what;
+        rc.backward();
+        loss_of(rc, second, B, T);
+        rc.backward();
+        const float* a = keep.grads().data<float>();
+        const float* b = rc.grads().data<float>();
+        for (int64_t i = 0; i < keep.num_params(); ++i) ASSERT_EQ(a[i], b[i]) << what << " element " << i;
+        // N recomputing blocks share one scratch row: they save N-1 blocks' worth.
+        const int n = blocks == 0 ? cfg.n_layer : blocks;
+        if (n >= 2)
+          EXPECT_LT(rc.activation_plan().total_bytes(), keep.activation_plan().total_bytes()) << what;
+        else
+          EXPECT_EQ(rc.activation_plan().total_bytes(), keep.activation_plan().total_bytes()) << what;
+      }
+  }
+}
+
+// Full recompute keeps only the residual stream per block: with L blocks its activations are the
+// kept ones' minus L-1 blocks' worth of everything else; selective drops exactly the norm outputs,
+// the MLP activation and (on the CPU) the attention probabilities of each recomputing block but one.
+TEST(Model, RecomputePlanKeepsWhatEachModeSays) {
+  const ModelDesc d = llama_desc(4, 4, 2, 16, 11, 8, 24);
+  const int B = 2, T = 8;
+  const ActivationPlan none(d, Device::cpu(), DType::kF32, B, T, {});
+  const ActivationPlan full(d, Device::cpu(), DType::kF32, B, T, {RecomputeMode::kFull, 0});
+  const ActivationPlan sel(d, Device::cpu(), DType::kF32, B, T, {RecomputeMode::kSelective, 0});
+  const ActivationPlan sel2(d, Device::cpu(), DType::kF32, B, T, {RecomputeMode::kSelective, 2});
+  int64_t per_block = 0, selective_block = 0;
+  for (int a = int(Act::kNorm1); a <= int(Act::kMlpAct); ++a) {
+    per_block += none.buffer(Act(a)).bytes() / d.n_layer;
+    if (Act(a) == Act::kNorm1 || Act(a) == Act::kNorm2 || Act(a) == Act::kMlpAct || Act(a) == Act::kAttStats)
+      selective_block += none.buffer(Act(a)).bytes() / d.n_layer;
+  }
+  EXPECT_EQ(none.total_bytes() - full.total_bytes(), (d.n_layer - 1) * per_block);
+  EXPECT_EQ(none.total_bytes() - sel.total_bytes(), (d.n_layer - 1) * selective_block);
+  EXPECT_EQ(none.total_bytes() - sel2.total_bytes(), 1 * selective_block);
+  EXPECT_TRUE(sel2.recomputed(1, Act::kNorm1));
+  EXPECT_FALSE(sel2.recomputed(2, Act::kNorm1));
+  EXPECT_FALSE(sel2.recomputed(0, Act::kQkv));
+  EXPECT_EQ(sel2.row(0, Act::kNorm1), sel2.row(1, Act::kNorm1));  // the shared scratch row
+  EXPECT_EQ(sel2.row(3, Act::kNorm1), 1);
+  EXPECT_EQ(describe(Recompute{RecomputeMode::kSelective, 2}, d.n_layer), "selective (2 of 4 blocks)");
+  EXPECT_THROW(parse_recompute("some"), Error);
+}
+
 TEST(InitWeights, AnyRangeEqualsThatRangeOfTheWholeBuffer) {
   for (const ModelDesc& cfg : {gpt2_desc(2, 2, 16, 50, 8), llama_desc(2, 4, 2, 16, 50, 8, 24)}) {
     const ModelLayout layout = model_layout(cfg);
@@ -460,6 +527,21 @@ TEST(Model, ParamSourceGivesBitIdenticalLossAndGradientsInTheDocumentedOrder) {
     std::vector<std::pair<int, int>> want = step;
     want.insert(want.end(), step.begin(), step.end());
     EXPECT_EQ(source.calls, want);
+
+    // Full recompute re-runs each block with the parameters its backward acquires: the same acquires
+    // (ZeRO-3 gathers a block once for its recompute and backward), the same gradients.
+    ModelOptions ro = options(B, T, /*hold_params=*/false);
+    ro.recompute = {RecomputeMode::kFull, 0};
+    Model recomputing(cfg, ro);
+    CopyingSource rsource(full, model_layout(cfg).groups);
+    recomputing.set_param_source(&rsource);
+    for (int micro = 0; micro < 2; ++micro) {
+      loss_of(recomputing, batch, B, T);
+      recomputing.backward(0.5f);
+    }
+    EXPECT_EQ(rsource.calls, want);
+    const float* c = recomputing.grads().data<float>();
+    for (int64_t i = 0; i < own.grads().numel(); ++i) ASSERT_EQ(a[i], c[i]) << "recompute gradient element " << i;
 
     // Without targets (sampling) the last acquire announces nothing after it.
     source.calls.clear();

@@ -58,7 +58,7 @@ std::vector<float> grads_to_host(Model& m) {
   return out;
 }
 
-void check_grads(const ModelDesc& desc, DType dtype, double rtol, double atol) {
+void check_grads(const ModelDesc& desc, DType dtype, double rtol, double atol, const Recompute& recompute = {}) {
   ModelOptions cpu_opts;
   cpu_opts.max_batch = kB;
   cpu_opts.max_seq = kT;
@@ -77,6 +77,7 @@ void check_grads(const ModelDesc& desc, DType dtype, double rtol, double atol) {
   ModelOptions gpu_opts = cpu_opts;
   gpu_opts.exec = stream.exec();
   gpu_opts.dtype = dtype;
+  gpu_opts.recompute = recompute;
   Model gpu(desc, gpu_opts);
   if (dtype == DType::kF32) {
     copy_sync(gpu.exec(), gpu.params().raw(), w, size_t(cpu.num_params()) * sizeof(float));
@@ -92,7 +93,8 @@ void check_grads(const ModelDesc& desc, DType dtype, double rtol, double atol) {
   gpu.zero_grad();
   gpu.backward(0.5f);
   const std::vector<float> g = grads_to_host(gpu);
-  const std::string what = desc.str() + (dtype == DType::kBF16 ? " bf16" : " fp32");
+  const std::string what =
+      desc.str() + (dtype == DType::kBF16 ? " bf16" : " fp32") + " recompute " + describe(recompute, desc.n_layer);
 
   EXPECT_NEAR(gpu_loss, cpu_loss, (dtype == DType::kBF16 ? 1e-2 : 1e-5) * cpu_loss) << what << " loss";
   const float* ref = cpu.grads().data<float>();
@@ -120,6 +122,18 @@ TEST(ModelGpu, Fp32GradsMatchCpu) {
 TEST(ModelGpu, Bf16GradsMatchCpu) {
   TT_REQUIRE_GPU();
   for (const ModelDesc& d : small_descs()) check_grads(d, DType::kBF16, 5e-2, 1e-5);
+}
+
+// Activation recompute on the device (selective rebuilds norms with the unfused kernel and the MLP
+// activation outside the GEMM epilogue; full re-runs the block's forward) against the CPU, which
+// keeps everything: the same tolerances as without recompute.
+TEST(ModelGpu, RecomputeGradsMatchCpu) {
+  TT_REQUIRE_GPU();
+  for (const ModelDesc& d : small_descs())
+    for (RecomputeMode mode : {RecomputeMode::kSelective, RecomputeMode::kFull}) {
+      check_grads(d, DType::kF32, 1e-4, 1e-7, {mode, 0});
+      check_grads(d, DType::kBF16, 5e-2, 1e-5, {mode, 1});
+    }
 }
 
 // ---- the training loop ---------------------------------------------------------------------------

@@ -36,8 +36,11 @@ TEST(PlanCli, JsonAndGpuRestriction) {
   EXPECT_EQ(j["pick"]["payload"], "int8+ef");
   EXPECT_NE(j["reason"].get<std::string>().find("1 GbE"), std::string::npos);
   // 4 bucket caps x (ZeRO-0: fp32 ring/tree/hierarchical, bf16 and int8 ring/hierarchical; ZeRO-1, ZeRO-2
-  // fp32 ring), and ZeRO-3 (no cap) fp32 ring and hierarchical.
-  EXPECT_EQ(j["candidates"].size(), 4u * (3 + 2 + 2 + 1 + 1) + 2);
+  // fp32 ring), and ZeRO-3 (no cap) fp32 ring and hierarchical; each with fp32, bf16 and int8 optimizer
+  // state (GPT-2 fits on a 4090 without recompute: no recompute candidates).
+  EXPECT_EQ(j["candidates"].size(), 3 * (4u * (3 + 2 + 2 + 1 + 1) + 2));
+  EXPECT_EQ(j["pick"]["state_dtype"], "fp32");
+  EXPECT_EQ(j["pick"]["recompute"], "none");
   for (const auto& c : j["candidates"]) {
     // Everything runs in `train` but hierarchical ZeRO-3 (priced for comparison).
     EXPECT_EQ(c["runnable"], c["zero_stage"].get<int>() <= 2 || c["shape"] != "hierarchical") << c.dump();
@@ -64,6 +67,21 @@ TEST(PlanCli, Llama7bFromItsConfig) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["pick"]["zero_stage"], 3) << "the config forces zero_stage 3";
+}
+
+// Llama-2-7B on 8 x 4090 at T=4096: the pick recomputes blocks and prints its memory by consumer; on
+// one 4090 nothing fits, and `plan` says what would, with exit code 5.
+TEST(PlanCli, Llama7bMemoryLeversAndNothingFits) {
+  const std::string llama = "plan --config " + source_dir() + "/examples/llama-7b.pbtxt --preset 8x4090-pcie";
+  const CommandResult r = run_topotrain(llama);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--set train.recompute=full --set train.recompute_blocks="), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("memory per GPU: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("activations "), std::string::npos) << r.output;
+  const CommandResult one = run_topotrain(llama + " --gpus 1");
+  EXPECT_EQ(one.exit_code, 5) << one.output;
+  EXPECT_NE(one.output.find("pick: none fits"), std::string::npos) << one.output;
+  EXPECT_NE(one.output.find("it fits on GPUs with >="), std::string::npos) << one.output;
 }
 
 TEST(PlanCli, UsageErrors) {

@@ -126,28 +126,49 @@ TEST(ModelSpec, PresetsAndLlama7b) {
   EXPECT_THROW(preset_model_spec("gpt5", 1), Error);
 }
 
-TEST(Memory, ZeroFormulasWithK12) {
-  const int64_t psi = 1000;
-  EXPECT_DOUBLE_EQ(zero_memory_bytes(0, psi, 8, Payload::kFp32), 16000);
-  EXPECT_DOUBLE_EQ(zero_memory_bytes(1, psi, 8, Payload::kFp32), 4000 + 1500);
-  EXPECT_DOUBLE_EQ(zero_memory_bytes(2, psi, 8, Payload::kFp32), 2000 + 1750);
-  EXPECT_DOUBLE_EQ(zero_memory_bytes(3, psi, 8, Payload::kFp32), 2000);
-  EXPECT_DOUBLE_EQ(zero_memory_bytes(0, psi, 8, Payload::kInt8), 16000 + 4000);  // error-feedback residual
-}
-
-// The CPU trainer is fp32 and keeps the full gradient buffer at stages 0-2 (ZeRO-3: group windows).
-TEST(Memory, CpuTrainerFormulas) {
-  const int64_t psi = 1000;
-  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(0, psi, 8, Payload::kFp32), 16000);
-  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(1, psi, 8, Payload::kFp32), 8000 + 500 + 1000);
-  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(2, psi, 8, Payload::kFp32), 8000 + 1000 + 1000);
-  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(3, psi, 8, Payload::kFp32), 500 + 1000 + 1000);
-  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(3, psi, 8, Payload::kFp32, 100), 500 + 1000 + 1000 + 800);
+// rank_memory's terms for Ψ = 1000 on 8 ranks (memory_model.h): the working precision's parameters
+// and gradients, the reduced shard, fp32 master weights when the working precision is bf16, m and
+// v in the state dtype, the int8 payload's residual.
+TEST(Memory, RankMemoryTermsPerStagePrecisionAndState) {
+  auto mem = [](int stage, int working, StateDType state = StateDType::kFp32, Payload payload = Payload::kFp32,
+                int64_t windows = 0) {
+    MemoryInputs in;
+    in.num_params = 1000;
+    in.ranks = 8;
+    in.zero_stage = stage;
+    in.working_bytes = working;
+    in.state = state;
+    in.payload = payload;
+    in.zero3_window_elements = windows;
+    return rank_memory(in);
+  };
+  // The CPU trainer (fp32): no master weights.
+  EXPECT_DOUBLE_EQ(mem(0, 4).total(), 4000 + 4000 + 8000);
+  EXPECT_DOUBLE_EQ(mem(1, 4).total(), 4000 + 4000 + 500 + 1000);
+  EXPECT_DOUBLE_EQ(mem(2, 4).total(), 4000 + 4000 + 1000 + 1000);
+  EXPECT_DOUBLE_EQ(mem(3, 4).total(), 500 + 1000 + 1000);
+  EXPECT_DOUBLE_EQ(mem(3, 4, StateDType::kFp32, Payload::kFp32, 100).total(), 500 + 1000 + 1000 + 800);
+  EXPECT_DOUBLE_EQ(mem(0, 4, StateDType::kFp32, Payload::kInt8).comm, 4000);
+  // bf16 working copies on GPUs: fp32 master weights join the optimizer state (DESIGN's K = 12).
+  EXPECT_DOUBLE_EQ(mem(0, 2).total(), 2000 + 2000 + 12000);
+  EXPECT_DOUBLE_EQ(mem(3, 2).optimizer, 1500);
+  // Compact moments: bf16 halves m and v; int8 keeps a byte each plus a block scale per 256.
+  EXPECT_DOUBLE_EQ(mem(0, 4, StateDType::kBf16).optimizer, 4000);
+  EXPECT_DOUBLE_EQ(mem(0, 4, StateDType::kInt8).optimizer, 1000 * (2 + 8.0 / 256));
+  EXPECT_EQ(mem(0, 2).biggest(), "optimizer state");
   // GPT-2's windows: the tied embeddings (resident) and two blocks, for parameters and gradients alike.
   const ModelDesc cfg = gpt2_desc(4, 4, 256, 16, 64);
   const auto groups = model_layout(cfg).groups;
   EXPECT_EQ(zero3_window_elements(model_spec(cfg, 64, 256)), groups[0].size() + 2 * groups[1].size());
-  EXPECT_DOUBLE_EQ(cpu_trainer_memory_bytes(0, psi, 8, Payload::kInt8), 16000 + 4000);
+  // Activations are the model's plan for the micro-batch.
+  MemoryInputs in;
+  in.num_params = 1;
+  in.desc = &cfg;
+  in.batch = 2;
+  in.seq_len = 64;
+  in.recompute = {RecomputeMode::kFull, 0};
+  EXPECT_DOUBLE_EQ(rank_memory(in).activations,
+                   double(ActivationPlan(cfg, Device::cpu(), DType::kF32, 2, 64, in.recompute).total_bytes()));
 }
 
 // On CPU ranks, a memory budget that only ZeRO-3 meets makes it the pick, and `train` runs it.
@@ -156,10 +177,12 @@ TEST(Planner, CpuRanksPickRunnableZero3WhenOnlyItFits) {
   cost::Cluster cpus = cost::cluster_of(topology::preset_topology("8x4090-pcie"));
   cpus.has_gpus = false;
   PlanOptions options;
+  options.state_dtypes = {StateDType::kFp32};  // no memory levers but the ZeRO stage
+  options.recompute_modes = {RecomputeMode::kNone};
   const double psi = double(gpt2.num_params);
   options.memory_budget_bytes =
-      uint64_t(0.5 * (cpu_trainer_memory_bytes(3, gpt2.num_params, 8, Payload::kFp32, zero3_window_elements(gpt2)) +
-                      cpu_trainer_memory_bytes(1, gpt2.num_params, 8, Payload::kFp32)));
+      uint64_t(0.5 * (candidate_memory(cpus, gpt2, 3, Payload::kFp32, {}, StateDType::kFp32).total() +
+                      candidate_memory(cpus, gpt2, 1, Payload::kFp32, {}, StateDType::kFp32).total()));
   ASSERT_GT(double(options.memory_budget_bytes), 4 * psi);
   const StrategyPlan plan = plan_strategy(cpus, gpt2, options);
   ASSERT_NE(plan.picked(), nullptr) << plan.reason;
@@ -185,7 +208,7 @@ TEST(Planner, Zero3GathersAndReducesEachGroupAcrossAllRanks) {
   const StrategyPlan plan = plan_strategy(cpus, model, PlanOptions{});
   int zero3 = 0;
   for (const Candidate& c : plan.candidates) zero3 += c.zero_stage == 3;
-  EXPECT_EQ(zero3, 1);  // fp32 ring only: no bucket cap, no compressed ZeRO, one node
+  EXPECT_EQ(zero3, 3);  // fp32 ring only (no bucket cap, no compressed ZeRO, one node), per optimizer state
   const Candidate c =
       evaluate_candidate(cpus, model, compute_times(model, cpus), 25, Payload::kFp32, cost::Algorithm::kRing, 3, 0);
   const auto groups = model_layout(cfg).groups;
@@ -407,6 +430,83 @@ TEST(Planner, PickHonoursTheRunsForcedFieldsAndCommunicator) {
   const StrategyPlan none = plan_on("8x4090-pcie", model, impossible);
   EXPECT_EQ(none.picked(), nullptr);
   EXPECT_NE(none.reason.find("forced fields"), std::string::npos) << none.reason;
+}
+
+}  // namespace
+}  // namespace tt::strategy
+
+namespace tt::strategy {
+namespace {
+
+ModelSpec llama7b(int seq_len) {
+  const int accum = 16;
+  return model_spec(model_preset("llama2-7b"), seq_len, int64_t(seq_len) * accum, accum);
+}
+
+// Llama-2-7B at T=4096 (one sequence per micro-step) does not fit a 4090 node even at ZeRO-3 without
+// recompute: the planner recomputes the fewest blocks that make it fit (one block fewer does not),
+// says so, and prices the re-run forward. At T=1024 ZeRO-3 fits as is; on A100-80GB ZeRO-1 does.
+TEST(Planner, Llama7bRecomputesJustEnoughOn4090sAndNothingOnA100s) {
+  const cost::Cluster rtx = cost::cluster_of(topology::preset_topology("8x4090-pcie"));
+  const ModelSpec long_seq = llama7b(4096);
+  const StrategyPlan plan = plan_strategy(rtx, long_seq, PlanOptions{});
+  ASSERT_NE(plan.picked(), nullptr) << plan.reason;
+  const Candidate& p = *plan.picked();
+  EXPECT_EQ(p.zero_stage, 3);
+  EXPECT_EQ(p.recompute.mode, RecomputeMode::kFull);
+  ASSERT_GT(p.recompute.blocks, 2);
+  ASSERT_LT(p.recompute.blocks, long_seq.n_layer);
+  EXPECT_TRUE(p.fits);
+  const Candidate fewer = with_levers(p, rtx, long_seq, plan.compute, {RecomputeMode::kFull, p.recompute.blocks - 1},
+                                      p.state, plan.memory_limit_bytes);
+  EXPECT_FALSE(fewer.fits);
+  EXPECT_GT(p.recompute_s, 0);
+  EXPECT_LT(fewer.recompute_s, p.recompute_s);
+  EXPECT_NE(plan.reason.find("full recompute of " + std::to_string(p.recompute.blocks) + " blocks"), std::string::npos)
+      << plan.reason;
+  const auto settings = p.config_settings();
+  EXPECT_NE(std::find(settings.begin(), settings.end(), "train.recompute=full"), settings.end());
+
+  const StrategyPlan short_seq = plan_strategy(rtx, llama7b(1024), PlanOptions{});
+  ASSERT_NE(short_seq.picked(), nullptr) << short_seq.reason;
+  EXPECT_EQ(short_seq.picked()->zero_stage, 3);
+  EXPECT_EQ(short_seq.picked()->recompute.mode, RecomputeMode::kNone);
+  EXPECT_EQ(short_seq.picked()->state, StateDType::kFp32);
+
+  const cost::Cluster a100 = cost::cluster_of(topology::preset_topology("8xa100-sxm"));
+  for (int T : {4096, 1024}) {
+    const StrategyPlan big = plan_strategy(a100, llama7b(T), PlanOptions{});
+    ASSERT_NE(big.picked(), nullptr) << big.reason;
+    EXPECT_LT(big.picked()->zero_stage, 3) << T;
+    EXPECT_EQ(big.picked()->recompute.mode, RecomputeMode::kNone) << T;
+    EXPECT_EQ(big.picked()->state, StateDType::kFp32) << T;
+  }
+}
+
+// A forced recompute mode or state is what the pick takes, even where the run would fit without.
+TEST(Planner, ForcedRecomputeAndStateAreHonoured) {
+  const cost::Cluster a100 = cost::cluster_of(topology::preset_topology("8xa100-sxm"));
+  PlanOptions options;
+  options.forced_recompute = "selective";
+  options.forced_recompute_blocks = 0;
+  options.forced_state_dtype = "int8";
+  const StrategyPlan plan = plan_strategy(a100, llama7b(1024), options);
+  ASSERT_NE(plan.picked(), nullptr) << plan.reason;
+  EXPECT_EQ(plan.picked()->recompute.mode, RecomputeMode::kSelective);
+  EXPECT_EQ(plan.picked()->recompute.blocks, 32);
+  EXPECT_EQ(plan.picked()->state, StateDType::kInt8);
+}
+
+// Nothing fits one 4090: the reason names the smallest plan's memory by consumer, the GPU memory it
+// would fit in, and how many 4090s hold it with ZeRO-3, full recompute and int8 state.
+TEST(Planner, NothingFitsSaysWhatWould) {
+  const cost::Cluster one = cost::cluster_of(topology::preset_topology("8x4090-pcie"), 1);
+  const StrategyPlan plan = plan_strategy(one, llama7b(4096), PlanOptions{});
+  EXPECT_EQ(plan.picked(), nullptr);
+  EXPECT_NE(plan.reason.find("nothing fits in 23.2 GB/GPU"), std::string::npos) << plan.reason;
+  EXPECT_NE(plan.reason.find("optimizer state"), std::string::npos) << plan.reason;
+  EXPECT_NE(plan.reason.find("it fits on GPUs with >="), std::string::npos) << plan.reason;
+  EXPECT_NE(plan.reason.find("or on 5 of these GPUs"), std::string::npos) << plan.reason;
 }
 
 }  // namespace
