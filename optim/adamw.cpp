@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
 #include "core/error.h"
 #include "kernels/adamw/adamw.h"
@@ -87,7 +88,9 @@ AdamW::AdamW(std::vector<ParamRange> ranges, int64_t numel, AdamWSettings settin
   TT_ASSERT(opt_.param_dtype == DType::kF32 || opt_.param_dtype == DType::kBF16, "AdamW: working parameters ",
             dtype_name(opt_.param_dtype));
   if (opt_.param_dtype != DType::kF32) master_ = Tensor::zeros("adamw.master_weights", {n}, DType::kF32, dev);
-  rstate_.resize(ranges_.size());
+  layout_ = opt_.state == StateDType::kInt8 ? state8_layout(ranges_, numel_) : State8Layout{};
+  if (opt_.state != StateDType::kInt8)
+    for (const ParamRange& r : ranges_) layout_.slots.push_back({r});
   switch (opt_.state) {
     case StateDType::kFp32:
       m_ = Tensor::zeros("adamw.m", {n}, DType::kF32, dev);
@@ -98,17 +101,7 @@ AdamW::AdamW(std::vector<ParamRange> ranges, int64_t numel, AdamWSettings settin
       v_ = Tensor::zeros("adamw.v", {n}, DType::kBF16, dev);
       break;
     case StateDType::kInt8: {
-      int64_t blocks = 0, small = 0;
-      for (size_t i = 0; i < ranges_.size(); ++i) {
-        const ParamRange& r = ranges_[i];
-        if (r.size < kState8MinElements) {
-          rstate_[i].small = small;
-          small += r.size;
-        } else {
-          rstate_[i].absmax = blocks;
-          blocks += kernels::state8_blocks(r.global, r.size);
-        }
-      }
+      const int64_t blocks = layout_.blocks, small = layout_.small;
       m_ = Tensor::zeros("adamw.m_small_ranges", {std::max<int64_t>(small, 1)}, DType::kF32, dev);
       v_ = Tensor::zeros("adamw.v_small_ranges", {std::max<int64_t>(small, 1)}, DType::kF32, dev);
       m_codes_ = Tensor::zeros("adamw.m_codes", {n}, DType::kI8, dev);
@@ -123,6 +116,76 @@ AdamW::AdamW(std::vector<ParamRange> ranges, int64_t numel, AdamWSettings settin
       break;
     }
   }
+}
+
+State8Layout state8_layout(const std::vector<ParamRange>& merged_ranges, int64_t numel) {
+  State8Layout l;
+  l.numel = std::max<int64_t>(numel, 1);
+  for (const ParamRange& r : merged_ranges) {
+    State8Slot slot{r};
+    if (r.size < kState8MinElements) {
+      slot.small = l.small;
+      l.small += r.size;
+    } else {
+      slot.absmax = l.blocks;
+      l.blocks += kernels::state8_blocks(r.global, r.size);
+    }
+    l.slots.push_back(slot);
+  }
+  l.blocks = std::max<int64_t>(l.blocks, 1);  // as allocated: at least one element each
+  l.small = std::max<int64_t>(l.small, 1);
+  return l;
+}
+
+std::string State8Layout::str() const {
+  std::string out = tt::str("numel ", numel, " blocks ", blocks, " small ", small, "\n");
+  for (const State8Slot& s : slots)
+    out += tt::str(s.range.offset, " ", s.range.size, " ", s.range.global, " ", int(s.range.decay), " ", s.absmax, " ",
+                   s.small, "\n");
+  return out;
+}
+
+State8Layout parse_state8_layout(const std::string& text, const std::string& what) {
+  std::istringstream in(text);
+  State8Layout l;
+  std::string w1, w2, w3;
+  if (!(in >> w1 >> l.numel >> w2 >> l.blocks >> w3 >> l.small) || w1 != "numel" || w2 != "blocks" || w3 != "small")
+    throw Error(ErrorKind::kCheckpoint, "unreadable 8-bit optimizer state layout", what,
+                "the checkpoint is damaged; resume from an earlier one");
+  for (State8Slot s; in >> s.range.offset >> s.range.size >> s.range.global;) {
+    int decay = 0;
+    if (!(in >> decay >> s.absmax >> s.small))
+      throw Error(ErrorKind::kCheckpoint, "truncated 8-bit optimizer state layout", what,
+                  "the checkpoint is damaged; resume from an earlier one");
+    s.range.decay = decay != 0;
+    l.slots.push_back(s);
+  }
+  return l;
+}
+
+void state8_values(const State8Layout& l, int which, int64_t g0, int64_t count, const State8Reader& read, float* out) {
+  const int64_t g1 = g0 + count;
+  for (const State8Slot& s : l.slots) {
+    const int64_t lo = std::max(g0, s.range.global), hi = std::min(g1, s.range.global + s.range.size);
+    if (hi <= lo) continue;
+    const int64_t len = hi - lo, within = lo - s.range.global;
+    float* dst = out + (lo - g0);
+    if (s.small >= 0) {
+      read(4 + which, (s.small + within) * 4, dst, len * 4);
+      continue;
+    }
+    std::vector<uint8_t> codes(static_cast<size_t>(len));
+    std::vector<float> absmax(static_cast<size_t>(kernels::state8_blocks(lo, len)));
+    read(which, s.range.offset + within, codes.data(), len);
+    read(2 + which, (s.absmax + block_index(s.range.global, lo)) * 4, absmax.data(), int64_t(absmax.size()) * 4);
+    kernels::dequantize_state8_cpu(dst, codes.data(), absmax.data(), len, lo, which == 0);
+  }
+}
+
+Tensor& AdamW::state8_array(int i) {
+  TT_ASSERT(opt_.state == StateDType::kInt8 && i >= 0 && i < State8Layout::kArrays, "state8_array(", i, ")");
+  Tensor* arrays[State8Layout::kArrays] = {&m_codes_, &v_codes_, &m_absmax_, &v_absmax_, &m_, &v_};
+  return *arrays[i];
 }
 
 int64_t AdamW::state_bytes() const {
@@ -142,7 +205,7 @@ void AdamW::step(void* params, const void* grads, float lr, float grad_scale) {
     const ParamRange& r = ranges_[i];
     const kernels::AdamWHyper h{
         lr, settings_.beta1, settings_.beta2, settings_.eps, r.decay ? settings_.weight_decay : 0.0f, step_};
-    const RangeState& st = rstate_[i];
+    const State8Slot& st = layout_.slots[i];
     // fp32 moments: the whole buffer's (fp32 state) or the small ranges' (int8 state).
     const bool fp32_moments = opt_.state == StateDType::kFp32 || st.small >= 0;
     const int64_t mo = opt_.state == StateDType::kFp32 ? r.offset : st.small;
@@ -253,7 +316,7 @@ void AdamW::load_moments(int64_t local, const float* m, const float* v, int64_t 
       const float* src = which == 0 ? m : v;
       if (!src) continue;
       if (sm) {
-        copy_sync(e, f32(which == 0 ? m_ : v_, rstate_[i].small + (lo - r.offset)), src + (lo - local),
+        copy_sync(e, f32(which == 0 ? m_ : v_, layout_.slots[i].small + (lo - r.offset)), src + (lo - local),
                   size_t(len) * sizeof(float));
         continue;
       }
@@ -264,7 +327,7 @@ void AdamW::load_moments(int64_t local, const float* m, const float* v, int64_t 
       std::vector<float> absmax(size_t(kernels::state8_blocks(g0, len)));
       kernels::quantize_state8_cpu(codes.data(), absmax.data(), src + (lo - local), len, g0, which == 0);
       copy_async(e, u8(which == 0 ? m_codes_ : v_codes_, lo), codes.data(), codes.size());
-      copy_sync(e, f32(which == 0 ? m_absmax_ : v_absmax_, rstate_[i].absmax + block_index(r.global, g0)),
+      copy_sync(e, f32(which == 0 ? m_absmax_ : v_absmax_, layout_.slots[i].absmax + block_index(r.global, g0)),
                 absmax.data(), absmax.size() * sizeof(float));
     }
   }
@@ -293,14 +356,14 @@ const float* AdamW::read_moments(int which, int64_t local, int64_t count) {
       const int64_t g0 = r.global + (lo - r.offset), len = hi - lo;
       float* out = host.data() + (lo - local);
       if (!quantized(i)) {
-        copy_sync(e, out, f32(fp, rstate_[i].small + (lo - r.offset)), size_t(len) * sizeof(float));
+        copy_sync(e, out, f32(fp, layout_.slots[i].small + (lo - r.offset)), size_t(len) * sizeof(float));
         continue;
       }
       std::vector<uint8_t> codes(static_cast<size_t>(len));
       std::vector<float> absmax(size_t(kernels::state8_blocks(g0, len)));
       copy_async(e, codes.data(), u8(which == 0 ? m_codes_ : v_codes_, lo), codes.size());
       copy_sync(e, absmax.data(),
-                f32(which == 0 ? m_absmax_ : v_absmax_, rstate_[i].absmax + block_index(r.global, g0)),
+                f32(which == 0 ? m_absmax_ : v_absmax_, layout_.slots[i].absmax + block_index(r.global, g0)),
                 absmax.size() * sizeof(float));
       kernels::dequantize_state8_cpu(out, codes.data(), absmax.data(), len, g0, which == 0);
     }

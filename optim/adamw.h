@@ -9,13 +9,15 @@
 // the buffer is sharded. The same state is what checkpoints hold (fp32 parameters = the master
 // weights, m, v), so a run resumes on either device and with any rank count; load_params reproduces
 // the working copy the update that produced a master value wrote, so a resumed bf16 run continues
-// bit for bit. Moments in bf16 or int8 travel as their exact fp32 values (read_moments /
-// load_moments): bf16 widens exactly, and int8 block-wise quantisation is idempotent (a block's
-// largest element maps to ±1.0, so re-quantising dequantised codes gives the same absmax and codes),
-// so a resume is bit-exact, and a checkpoint of any state dtype resumes into any other.
+// bit for bit. bf16 moments travel as their exact fp32 values (read_moments / load_moments); int8
+// moments are stored as they are (state8 / state8_array, with their State8Layout), and where a
+// reader's layout differs it takes their fp32 values (state8_values) and re-quantises them. Block-wise
+// quantisation is idempotent (a block's largest element maps to ±1.0, so re-quantising dequantised
+// codes gives the same scale and codes), and a checkpoint of any state dtype resumes into any other.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,32 @@ std::vector<ParamRange> merge_param_ranges(const std::vector<ParamRange>& ranges
 // from `local` (where [begin, end) starts in the optimizer's buffer), merged.
 std::vector<ParamRange> adamw_ranges(const std::vector<ParamInfo>& tensors, int64_t begin, int64_t end,
                                      int64_t local = 0);
+
+// Where int8 state keeps each (merged) range's moments: codes at the range's local offset with block
+// scales from `absmax`, or, for ranges under kState8MinElements, fp32 values from `small`.
+struct State8Slot {
+  ParamRange range;
+  int64_t absmax = -1, small = -1;
+};
+struct State8Layout {
+  std::vector<State8Slot> slots;
+  int64_t numel = 0, blocks = 0, small = 0;  // elements of the codes, scale and fp32 arrays
+  // The arrays in stored order: m codes, v codes (uint8), m absmax, v absmax, m small, v small (fp32).
+  static constexpr int kArrays = 6;
+  int64_t array_bytes(int i) const { return i < 2 ? numel : 4 * (i < 4 ? blocks : small); }
+  std::string str() const;  // one line per slot: "offset size global decay absmax small"
+  bool operator==(const State8Layout& o) const { return str() == o.str(); }
+};
+// The layout AdamW gives (merged) ranges over numel elements: a pure function, so that a
+// checkpoint's writer and reader agree on it, and each can compute any rank's.
+State8Layout state8_layout(const std::vector<ParamRange>& merged_ranges, int64_t numel);
+// Parses State8Layout::str(); throws kCheckpoint naming `what` when it is not one.
+State8Layout parse_state8_layout(const std::string& text, const std::string& what);
+// fp32 values of m (which 0) or v (1) at global elements [g0, g0 + count) from int8 state stored with
+// layout l, whose arrays `read(array, byte_offset, out, bytes)` reads; elements outside its slots
+// are left as they are in out.
+using State8Reader = std::function<void(int array, int64_t offset, void* out, int64_t bytes)>;
+void state8_values(const State8Layout& l, int which, int64_t g0, int64_t count, const State8Reader& read, float* out);
 
 struct AdamWOptions {
   Exec exec;                         // the parameters' device and stream
@@ -97,19 +125,18 @@ class AdamW {
   void set_steps_taken(int64_t s) { step_ = s; }
   int64_t numel() const { return numel_; }
   StateDType state_dtype() const { return opt_.state; }
+  // int8 state as stored (the checkpoint writes and reads it as is): the layout and its arrays.
+  const State8Layout& state8() const { return layout_; }
+  Tensor& state8_array(int i);
   int64_t state_bytes() const;  // m and v as stored (codes, scales, fp32 small ranges)
 
  private:
-  // Where a range's moments live: fp32 / bf16 state index m_ and v_ by local offset; int8 state
-  // keeps codes (by local offset) with block scales from `absmax`, or, for ranges under
-  // kState8MinElements, fp32 values in m_ and v_ from `small`.
-  struct RangeState {
-    int64_t absmax = -1, small = -1;
-  };
-  bool quantized(size_t r) const { return rstate_[r].absmax >= 0; }
+  // fp32 / bf16 state index m_ and v_ by local offset; int8 state as layout_ says (m_ and v_ then
+  // hold the small ranges' fp32 moments).
+  bool quantized(size_t r) const { return layout_.slots[r].absmax >= 0; }
 
   std::vector<ParamRange> ranges_;
-  std::vector<RangeState> rstate_;
+  State8Layout layout_;  // slots without absmax / small unless the state is int8
   AdamWSettings settings_;
   AdamWOptions opt_;
   int64_t numel_;

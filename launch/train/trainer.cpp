@@ -61,6 +61,14 @@ static_assert(std::is_trivially_copyable_v<RunState>, "RunState is stored raw in
 
 constexpr const char* kCheckpointFormat = "topotrain-v2";
 
+// The optimizer's ranges of a rank's part of the flat buffer: its pieces' trainable tensors, merged.
+std::vector<ParamRange> optimizer_ranges(const ModelLayout& layout, const parallel::ShardLayout& shard) {
+  std::vector<ParamRange> ranges;
+  for (const auto& piece : shard.pieces())
+    for (const ParamRange& r : adamw_ranges(layout.tensors, piece.begin, piece.end, piece.local)) ranges.push_back(r);
+  return merge_param_ranges(ranges);
+}
+
 // fp32 host values of a chunk of working parameters (fp32 or bf16).
 void to_f32(const void* chunk, DType dtype, int64_t count, float* out) {
   if (dtype == DType::kF32) {
@@ -217,9 +225,7 @@ void Trainer::build_model() {
 
   // The optimizer sees only this rank's part (the whole buffer without ZeRO), piece by piece.
   const parallel::ShardLayout& shard = reducer_->shard_layout();
-  std::vector<ParamRange> ranges;
-  for (const auto& piece : shard.pieces())
-    for (const ParamRange& r : adamw_ranges(layout.tensors, piece.begin, piece.end, piece.local)) ranges.push_back(r);
+  const std::vector<ParamRange> ranges = optimizer_ranges(layout, shard);
   AdamWOptions ao;
   ao.exec = exec;
   ao.param_dtype = ao.grad_dtype = dtype;
@@ -564,6 +570,10 @@ void Trainer::save_checkpoint(int steps_done) {
       }};
   const int64_t chunk = AdamW::kMomentChunk;
   const char* names[3] = {"params", "adam_m", "adam_v"};
+  // 8-bit moments are stored as they are: every owner's codes, scales and small ranges (state8_owners).
+  const bool state8 = optimizer_->state_dtype() == StateDType::kInt8;
+  const int num_tensors = state8 ? 1 : 3;
+  const std::vector<State8Layout> owners = state8 ? state8_owners() : std::vector<State8Layout>{};
   // Error-feedback residuals differ per rank: the checkpoint holds all of them, in rank order.
   Tensor residuals;
   if (reducer_->residual().defined()) {
@@ -573,10 +583,12 @@ void Trainer::save_checkpoint(int steps_done) {
   }
   synchronize(exec);  // the last update is in the state read below
   if (!is_rank0()) {  // the gathers rank 0 runs while writing, in the same order
-    if (sharded())
-      for (const auto& read : state_readers)
+    if (sharded()) {
+      for (int i = 0; i < num_tensors; ++i)
         parallel::gather_to_rank0(
-            comm_, shard, read, DType::kF32, exec, [](const void*, int64_t) {}, chunk);
+            comm_, shard, state_readers[i], DType::kF32, exec, [](const void*, int64_t) {}, chunk);
+      if (state8) stream_state8(owners, nullptr);
+    }
     return;
   }
   ensure_dir(ckpt_dir_);
@@ -590,7 +602,8 @@ void Trainer::save_checkpoint(int steps_done) {
   w.add_string("tokenizer", codec_.serialize());
   w.add("state", &state, sizeof state);
   const size_t tensor_bytes = size_t(n) * sizeof(float);
-  for (int i = 0; i < 3; ++i) {
+  size_t total_bytes = tensor_bytes * size_t(num_tensors);
+  for (int i = 0; i < num_tensors; ++i) {
     const parallel::LocalReader& read = state_readers[i];
     w.add_streamed(names[i], tensor_bytes, [&](const CheckpointWriter::Sink& sink) {
       const parallel::ChunkSink chunk_sink = [&](const void* data, int64_t count) {
@@ -606,6 +619,18 @@ void Trainer::save_checkpoint(int steps_done) {
       }
     });
   }
+  if (state8) {
+    std::string layout = str("owners ", owners.size(), "\n");
+    int64_t bytes = 0;
+    for (const State8Layout& l : owners) {
+      layout += "owner\n" + l.str();
+      for (int i = 0; i < State8Layout::kArrays; ++i) bytes += l.array_bytes(i);
+    }
+    w.add_string("adam_state8_layout", layout);
+    w.add_streamed("adam_state8", size_t(bytes),
+                   [&](const CheckpointWriter::Sink& sink) { stream_state8(owners, &sink); });
+    total_bytes += size_t(bytes);
+  }
   if (residuals.defined()) {
     const Tensor& all = residuals;
     w.add_streamed("error_feedback", all.nbytes(), [&](const CheckpointWriter::Sink& sink) {
@@ -618,14 +643,53 @@ void Trainer::save_checkpoint(int steps_done) {
   const auto t0 = Clock::now();
   w.write(path);
   prune_checkpoints(ckpt_dir_, cfg_.checkpoint().keep());
-  log_info("checkpoint ", path, " (", format_bytes(double(tensor_bytes) * 3), ", ", int(seconds_since(t0) * 1e3),
-           " ms)");
+  log_info("checkpoint ", path, " (", format_bytes(double(total_bytes)), ", ", int(seconds_since(t0) * 1e3), " ms)");
+}
+
+// The int8 optimizer state's owners: every rank's part when sharded, else rank 0's (all hold the
+// same). Pure functions of the shard layout, so every rank knows every owner's layout.
+std::vector<State8Layout> Trainer::state8_owners() const {
+  const parallel::ShardLayout& shard = reducer_->shard_layout();
+  const ModelLayout layout = model_layout(desc_);
+  if (!sharded()) return {state8_layout(optimizer_ranges(layout, shard), shard.size())};
+  std::vector<State8Layout> owners;
+  for (int r = 0; r < comm_.size(); ++r) {
+    const parallel::ShardLayout other(shard.units(), comm_.size(), r);
+    owners.push_back(state8_layout(optimizer_ranges(layout, other), other.size()));
+  }
+  return owners;
+}
+
+// Every owner's int8 state arrays in order, each broadcast by its owner chunk by chunk (collective
+// when sharded); rank 0 hands them to `sink` (null elsewhere).
+void Trainer::stream_state8(const std::vector<State8Layout>& owners, const CheckpointWriter::Sink* sink) {
+  const Exec& exec = runner_->exec();
+  const int64_t chunk = AdamW::kMomentChunk * 4;
+  Tensor scratch = Tensor::zeros("checkpoint.state8_chunk", {chunk}, DType::kI8, exec.device);
+  std::vector<char> host(exec.is_cuda() && sink ? size_t(chunk) : 0);
+  for (int o = 0; o < int(owners.size()); ++o)
+    for (int i = 0; i < State8Layout::kArrays; ++i) {
+      const int64_t bytes = owners[size_t(o)].array_bytes(i);
+      char* mine = comm_.rank() == o ? static_cast<char*>(optimizer_->state8_array(i).raw()) : nullptr;
+      for (int64_t at = 0; at < bytes; at += chunk) {
+        const int64_t count = std::min(chunk, bytes - at);
+        char* buf = mine ? mine + at : static_cast<char*>(scratch.raw());
+        if (owners.size() > 1) comm_.broadcast(buf, count, DType::kI8, o)->wait();
+        if (!sink) continue;
+        if (exec.is_cuda()) {
+          copy_sync(exec, host.data(), buf, size_t(count));
+          buf = host.data();
+        }
+        (*sink)(buf, size_t(count));
+      }
+    }
 }
 
 int Trainer::load_checkpoint(const std::string& path) {
   // The large sections stay in the file: each rank reads only what it holds (its shard, with ZeRO).
   CheckpointReader r(path, [](const std::string& name) {
-    return name != "params" && name != "adam_m" && name != "adam_v" && name != "error_feedback";
+    return name != "params" && name != "adam_m" && name != "adam_v" && name != "adam_state8" &&
+           name != "error_feedback";
   });
   if (!r.has("format") || r.string("format") != kCheckpointFormat)
     throw Error(ErrorKind::kCheckpoint,
@@ -640,24 +704,71 @@ int Trainer::load_checkpoint(const std::string& path) {
   RunState state;
   r.copy_to("state", &state, sizeof state);
   const size_t full_bytes = size_t(model_->num_params()) * sizeof(float);
+  const bool stored8 = r.has("adam_state8");
   for (const char* name : {"params", "adam_m", "adam_v"})  // stored whole, whatever the writer's ranks
-    r.expect_bytes(name, full_bytes);
+    if (!stored8 || std::string(name) == "params") r.expect_bytes(name, full_bytes);
   // The step count first: the bf16 working copy is re-derived with the rounding of that step.
   optimizer_->set_steps_taken(state.optimizer_steps);
   set_params([&](int64_t begin, int64_t count, float* out) {
     r.read_range("params", uint64_t(begin) * sizeof(float), out, size_t(count) * sizeof(float));
   });
-  // Each rank takes its shard of the moments, whatever the rank count that wrote them.
-  const parallel::ShardLayout& shard = reducer_->shard_layout();
-  std::vector<float> m(size_t(std::min(std::max<int64_t>(shard.size(), 1), kStateChunk))), v(m.size());
-  for (const auto& piece : shard.pieces())
-    for (int64_t at = piece.begin, next; at < piece.end; at = next) {
-      next = AdamW::state_chunk_end(at, at, piece.end, kStateChunk);  // whole quantisation blocks
-      const int64_t count = next - at;
-      r.read_range("adam_m", uint64_t(at) * sizeof(float), m.data(), size_t(count) * sizeof(float));
-      r.read_range("adam_v", uint64_t(at) * sizeof(float), v.data(), size_t(count) * sizeof(float));
-      optimizer_->load_moments(piece.local + (at - piece.begin), m.data(), v.data(), count);
+  // Each rank takes its shard of the moments, whatever the rank count and state dtype that wrote them:
+  // 8-bit state as it is when this rank's layout is the one that wrote it, else as fp32 values.
+  std::vector<State8Layout> stored;
+  std::vector<int64_t> stored_at;  // where each owner's arrays start in adam_state8
+  if (stored8) {
+    const std::string text = r.string("adam_state8_layout");
+    int64_t at = 0;
+    for (size_t b = text.find("owner\n"); b != std::string::npos;) {
+      const size_t e = text.find("owner\n", b + 6);
+      stored.push_back(parse_state8_layout(text.substr(b + 6, e == std::string::npos ? e : e - b - 6), path));
+      stored_at.push_back(at);
+      for (int i = 0; i < State8Layout::kArrays; ++i) at += stored.back().array_bytes(i);
+      b = e;
     }
+    r.expect_bytes("adam_state8", size_t(at));
+  }
+  const int owner = sharded() ? comm_.rank() : 0;
+  if (stored8 && optimizer_->state_dtype() == StateDType::kInt8 && stored.size() == state8_owners().size() &&
+      stored[size_t(owner)] == optimizer_->state8()) {
+    int64_t at = stored_at[size_t(owner)];
+    for (int i = 0; i < State8Layout::kArrays; ++i) {
+      const int64_t bytes = stored[size_t(owner)].array_bytes(i);
+      std::vector<char> host(static_cast<size_t>(bytes));
+      r.read_range("adam_state8", uint64_t(at), host.data(), host.size());
+      copy_sync(runner_->exec(), optimizer_->state8_array(i).raw(), host.data(), host.size());
+      at += bytes;
+    }
+  } else {
+    const parallel::ShardLayout& shard = reducer_->shard_layout();
+    std::vector<float> m(size_t(std::min(std::max<int64_t>(shard.size(), 1), kStateChunk))), v(m.size());
+    // The moments of [at, at + count) from the file: fp32 sections, or every stored owner's 8-bit state.
+    auto read = [&](int64_t at, int64_t count) {
+      if (!stored8) {
+        r.read_range("adam_m", uint64_t(at) * sizeof(float), m.data(), size_t(count) * sizeof(float));
+        r.read_range("adam_v", uint64_t(at) * sizeof(float), v.data(), size_t(count) * sizeof(float));
+        return;
+      }
+      std::fill(m.begin(), m.begin() + count, 0.0f);
+      std::fill(v.begin(), v.begin() + count, 0.0f);
+      for (size_t o = 0; o < stored.size(); ++o) {
+        std::vector<int64_t> array_at(State8Layout::kArrays, stored_at[o]);
+        for (int i = 1; i < State8Layout::kArrays; ++i)
+          array_at[size_t(i)] = array_at[size_t(i - 1)] + stored[o].array_bytes(i - 1);
+        const State8Reader from_file = [&](int array, int64_t offset, void* out, int64_t bytes) {
+          r.read_range("adam_state8", uint64_t(array_at[size_t(array)] + offset), out, size_t(bytes));
+        };
+        state8_values(stored[o], 0, at, count, from_file, m.data());
+        state8_values(stored[o], 1, at, count, from_file, v.data());
+      }
+    };
+    for (const auto& piece : shard.pieces())
+      for (int64_t at = piece.begin, next; at < piece.end; at = next) {
+        next = AdamW::state_chunk_end(at, at, piece.end, kStateChunk);  // whole quantisation blocks
+        read(at, next - at);
+        optimizer_->load_moments(piece.local + (at - piece.begin), m.data(), v.data(), next - at);
+      }
+  }
   if (reducer_->residual().defined()) load_residuals(r, state.world_size);
   rng_.set_state(state.rng);
   if (train_loader_) train_loader_->set_state(state.train_loader);

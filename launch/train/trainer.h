@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checkpoint_io.h"
 #include "core/config.h"
 #include "core/model/model.h"
 #include "core/rng.h"
@@ -94,6 +95,8 @@ class Trainer {
   // The working parameters of this rank's part (the whole buffer at ZeRO-0).
   void* shard_params();
   void save_checkpoint(int steps_done);
+  std::vector<State8Layout> state8_owners() const;
+  void stream_state8(const std::vector<State8Layout>& owners, const CheckpointWriter::Sink* sink);
   // Issues the all-gather of updated parameter shards (ZeRO 1-2) and waits; returns its seconds.
   double all_gather_params();
   float average_over_ranks(float value);

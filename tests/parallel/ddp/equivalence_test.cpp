@@ -163,7 +163,8 @@ TEST_P(DataParallelArch, ResumeSameRanksBitExactAndOtherRanksContinues) {
   }
 }
 
-// bf16 and block-wise int8 AdamW moments: a run resumes bit-exactly from its checkpoint, and a
+// bf16 and block-wise int8 AdamW moments: a run resumes bit-exactly from its checkpoint (which holds
+// the 8-bit state as it is), and a
 // checkpoint of one state dtype resumes into another (fp32 -> int8, int8 -> fp32 on 4 ranks at
 // ZeRO-3 with the same global batch, bf16 -> int8), continuing the same trajectory (a restart would
 // be ~100% off).
@@ -176,6 +177,12 @@ TEST_P(DataParallelArch, CompactOptimizerStateResumesBitExactlyAndAcrossStateDty
     EXPECT_NE(r.output.find("optimizer state " + state), std::string::npos) << r.output;
     full[state] = test::read_step_metrics(dir_.file("full_" + state + "/metrics.jsonl"));
   }
+  // 8-bit moments are stored as they are (codes and block scales), not widened to fp32.
+  const std::string ckpt8 = checkpoint_path(dir_.file("full_int8/checkpoints"), 6);
+  CheckpointReader stored(ckpt8, [](const std::string&) { return false; });
+  EXPECT_TRUE(stored.has("adam_state8"));
+  EXPECT_FALSE(stored.has("adam_m"));
+  EXPECT_LT(fs::file_size(ckpt8), 0.7 * fs::file_size(checkpoint_path(dir_.file("full_fp32/checkpoints"), 6)));
   auto resume = [&](const std::string& from, const std::string& run, int ranks, const std::string& extra) {
     fs::create_directories(dir_.file(run + "/checkpoints"));
     fs::copy_file(checkpoint_path(dir_.file("full_" + from + "/checkpoints"), 6),
