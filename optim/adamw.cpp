@@ -145,6 +145,7 @@ std::string State8Layout::str() const {
   return out;
 }
 
+namespace {
 State8Layout parse_state8_layout(const std::string& text, const std::string& what) {
   std::istringstream in(text);
   State8Layout l;
@@ -161,6 +162,23 @@ State8Layout parse_state8_layout(const std::string& text, const std::string& wha
     l.slots.push_back(s);
   }
   return l;
+}
+}  // namespace
+
+std::string state8_owners_str(const std::vector<State8Layout>& owners) {
+  std::string out = str("owners ", owners.size(), "\n");
+  for (const State8Layout& l : owners) out += "owner\n" + l.str();
+  return out;
+}
+
+std::vector<State8Layout> parse_state8_owners(const std::string& text, const std::string& what) {
+  std::vector<State8Layout> owners;
+  for (size_t b = text.find("owner\n"); b != std::string::npos;) {
+    const size_t e = text.find("owner\n", b + 6);
+    owners.push_back(parse_state8_layout(text.substr(b + 6, e == std::string::npos ? e : e - b - 6), what));
+    b = e;
+  }
+  return owners;
 }
 
 void state8_values(const State8Layout& l, int which, int64_t g0, int64_t count, const State8Reader& read, float* out) {

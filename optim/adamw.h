@@ -68,14 +68,22 @@ struct State8Layout {
   // The arrays in stored order: m codes, v codes (uint8), m absmax, v absmax, m small, v small (fp32).
   static constexpr int kArrays = 6;
   int64_t array_bytes(int i) const { return i < 2 ? numel : 4 * (i < 4 ? blocks : small); }
+  int64_t array_offset(int i) const {  // bytes of the arrays before array i
+    int64_t at = 0;
+    for (int k = 0; k < i; ++k) at += array_bytes(k);
+    return at;
+  }
+  int64_t total_bytes() const { return array_offset(kArrays); }
   std::string str() const;  // one line per slot: "offset size global decay absmax small"
   bool operator==(const State8Layout& o) const { return str() == o.str(); }
 };
 // The layout AdamW gives (merged) ranges over numel elements: a pure function, so that a
 // checkpoint's writer and reader agree on it, and each can compute any rank's.
 State8Layout state8_layout(const std::vector<ParamRange>& merged_ranges, int64_t numel);
-// Parses State8Layout::str(); throws kCheckpoint naming `what` when it is not one.
-State8Layout parse_state8_layout(const std::string& text, const std::string& what);
+// Several owners' layouts (ranks holding a shard each) as one text, and back; parsing throws
+// kCheckpoint naming `what` when the text is not one.
+std::string state8_owners_str(const std::vector<State8Layout>& owners);
+std::vector<State8Layout> parse_state8_owners(const std::string& text, const std::string& what);
 // fp32 values of m (which 0) or v (1) at global elements [g0, g0 + count) from int8 state stored with
 // layout l, whose arrays `read(array, byte_offset, out, bytes)` reads; elements outside its slots
 // are left as they are in out.

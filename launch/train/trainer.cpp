@@ -144,10 +144,9 @@ strategy::MemoryBreakdown Trainer::predicted_memory() const {
   in.zero_stage = par.zero_stage();
   in.working_bytes = int(dtype_size(runner_->dtype()));
   in.state = parse_state_dtype(cfg_.optimizer().state_dtype());
-  if (comm_.size() > 1)
-    in.payload = par.grad_compression() == "int8"   ? cost::Payload::kInt8
-                 : par.grad_compression() == "bf16" ? cost::Payload::kBf16
-                                                    : cost::Payload::kFp32;
+  // The payload matters to memory only through int8's error-feedback residual (several ranks).
+  if (comm_.size() > 1 && parallel::parse_grad_compression(par.grad_compression()) == parallel::GradCompression::kInt8)
+    in.payload = cost::Payload::kInt8;
   in.zero3_window_elements = strategy::zero3_window_elements(spec);
   in.desc = &desc_;
   in.device = runner_->device().device;
@@ -620,13 +619,9 @@ void Trainer::save_checkpoint(int steps_done) {
     });
   }
   if (state8) {
-    std::string layout = str("owners ", owners.size(), "\n");
     int64_t bytes = 0;
-    for (const State8Layout& l : owners) {
-      layout += "owner\n" + l.str();
-      for (int i = 0; i < State8Layout::kArrays; ++i) bytes += l.array_bytes(i);
-    }
-    w.add_string("adam_state8_layout", layout);
+    for (const State8Layout& l : owners) bytes += l.total_bytes();
+    w.add_string("adam_state8_layout", state8_owners_str(owners));
     w.add_streamed("adam_state8", size_t(bytes),
                    [&](const CheckpointWriter::Sink& sink) { stream_state8(owners, &sink); });
     total_bytes += size_t(bytes);
@@ -714,30 +709,23 @@ int Trainer::load_checkpoint(const std::string& path) {
   });
   // Each rank takes its shard of the moments, whatever the rank count and state dtype that wrote them:
   // 8-bit state as it is when this rank's layout is the one that wrote it, else as fp32 values.
-  std::vector<State8Layout> stored;
+  const std::vector<State8Layout> stored =
+      stored8 ? parse_state8_owners(r.string("adam_state8_layout"), path) : std::vector<State8Layout>{};
   std::vector<int64_t> stored_at;  // where each owner's arrays start in adam_state8
-  if (stored8) {
-    const std::string text = r.string("adam_state8_layout");
-    int64_t at = 0;
-    for (size_t b = text.find("owner\n"); b != std::string::npos;) {
-      const size_t e = text.find("owner\n", b + 6);
-      stored.push_back(parse_state8_layout(text.substr(b + 6, e == std::string::npos ? e : e - b - 6), path));
-      stored_at.push_back(at);
-      for (int i = 0; i < State8Layout::kArrays; ++i) at += stored.back().array_bytes(i);
-      b = e;
-    }
-    r.expect_bytes("adam_state8", size_t(at));
+  int64_t stored_bytes = 0;
+  for (const State8Layout& l : stored) {
+    stored_at.push_back(stored_bytes);
+    stored_bytes += l.total_bytes();
   }
+  if (stored8) r.expect_bytes("adam_state8", size_t(stored_bytes));
   const int owner = sharded() ? comm_.rank() : 0;
   if (stored8 && optimizer_->state_dtype() == StateDType::kInt8 && stored.size() == state8_owners().size() &&
       stored[size_t(owner)] == optimizer_->state8()) {
-    int64_t at = stored_at[size_t(owner)];
+    const State8Layout& mine = stored[size_t(owner)];
     for (int i = 0; i < State8Layout::kArrays; ++i) {
-      const int64_t bytes = stored[size_t(owner)].array_bytes(i);
-      std::vector<char> host(static_cast<size_t>(bytes));
-      r.read_range("adam_state8", uint64_t(at), host.data(), host.size());
+      std::vector<char> host(static_cast<size_t>(mine.array_bytes(i)));
+      r.read_range("adam_state8", uint64_t(stored_at[size_t(owner)] + mine.array_offset(i)), host.data(), host.size());
       copy_sync(runner_->exec(), optimizer_->state8_array(i).raw(), host.data(), host.size());
-      at += bytes;
     }
   } else {
     const parallel::ShardLayout& shard = reducer_->shard_layout();
@@ -752,11 +740,9 @@ int Trainer::load_checkpoint(const std::string& path) {
       std::fill(m.begin(), m.begin() + count, 0.0f);
       std::fill(v.begin(), v.begin() + count, 0.0f);
       for (size_t o = 0; o < stored.size(); ++o) {
-        std::vector<int64_t> array_at(State8Layout::kArrays, stored_at[o]);
-        for (int i = 1; i < State8Layout::kArrays; ++i)
-          array_at[size_t(i)] = array_at[size_t(i - 1)] + stored[o].array_bytes(i - 1);
         const State8Reader from_file = [&](int array, int64_t offset, void* out, int64_t bytes) {
-          r.read_range("adam_state8", uint64_t(array_at[size_t(array)] + offset), out, size_t(bytes));
+          r.read_range("adam_state8", uint64_t(stored_at[o] + stored[o].array_offset(array) + offset), out,
+                       size_t(bytes));
         };
         state8_values(stored[o], 0, at, count, from_file, m.data());
         state8_values(stored[o], 1, at, count, from_file, v.data());
