@@ -197,6 +197,9 @@ void parse_checkpoint(const std::string& path, std::vector<CheckpointReader::Sec
     in.read_exact(zeros, pad, which.c_str());
     hdr.append(zeros, pad);
     total = crc32c_update(total, hdr.data(), hdr.size());
+    // read_exact bounds reads by the file, not by the footer: a section header may have run into
+    // the footer, and body_end - offset would then wrap (and admit any length).
+    if (in.offset() > body_end) fail(path, "checkpoint is corrupt: " + which + " runs into the footer");
     if (len > body_end - in.offset())
       fail(path, "section '" + name + "' claims " + std::to_string(len) + " bytes but only " +
                      std::to_string(body_end - in.offset()) + " remain before the footer");
@@ -273,7 +276,7 @@ void CheckpointWriter::add_owned(const std::string& name, std::string&& content)
 }
 
 void CheckpointWriter::write(const std::string& path) const {
-  atomic_write_file(path, [&](FileWriter& w) {
+  const auto write_sections = [&](FileWriter& w) {
     std::string hdr(kMagic, sizeof(kMagic));
     put_u32(hdr, kVersion);
     put_u32(hdr, uint32_t(sections_.size()));
@@ -317,7 +320,9 @@ void CheckpointWriter::write(const std::string& path) const {
     put_u32(footer, total);
     footer.append(kEndMagic, sizeof(kEndMagic));
     w.write(footer);
-  });
+  };
+  // One that cannot be written (disk full, read-only directory) is a checkpoint error: exit 4.
+  atomic_write_file(path, write_sections, ErrorKind::kCheckpoint);
 }
 
 // ---- reader ------------------------------------------------------------------------------------
@@ -456,10 +461,30 @@ std::string newest_complete_checkpoint(const std::string& dir) {
   return "";
 }
 
+void remove_interrupted_checkpoint_writes(const std::string& dir) {
+  namespace fs = std::filesystem;
+  static const std::string kPrefix = "step_", kMarker = ".ckpt.tmp.";
+  const std::string mine = kMarker + std::to_string(::getpid());
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const size_t marker = name.find(kMarker);
+    if (name.compare(0, kPrefix.size(), kPrefix) != 0 || marker == std::string::npos ||
+        name.compare(marker, std::string::npos, mine) == 0)
+      continue;
+    if (::unlink(it->path().c_str()) != 0)
+      log_warn("cannot delete an interrupted checkpoint write ", it->path().string(), ": ", std::strerror(errno));
+    else
+      log_info("deleted ", it->path().string(), ", left behind by an interrupted checkpoint write");
+  }
+}
+
 void prune_checkpoints(const std::string& dir, int keep) {
   if (keep < 0)
     throw Error(ErrorKind::kConfig, "checkpoint keep count must be >= 0, got " + std::to_string(keep), dir,
                 "use 0 to keep every checkpoint");
+  remove_interrupted_checkpoint_writes(dir);
   if (keep == 0) return;
   const auto all = list_checkpoints(dir);
   if (all.size() <= size_t(keep)) return;

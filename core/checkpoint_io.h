@@ -44,7 +44,9 @@ class CheckpointWriter {
   void add_streamed(const std::string& name, size_t bytes, std::function<void(const Sink&)> produce);
 
   // Writes the checkpoint atomically (temp file + fsync + rename): on failure an existing file at
-  // `path` is untouched and tt::Error(kRuntime) is thrown. May be called more than once.
+  // `path` is untouched, the temp file is removed and tt::Error(kCheckpoint) naming `path` is thrown
+  // (disk full, read-only directory, ...; a tt::Error from a streamed section's producer propagates
+  // unchanged). May be called more than once.
   void write(const std::string& path) const;
 
   size_t size() const { return sections_.size(); }
@@ -123,8 +125,14 @@ std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string&
 // Path of the newest checkpoint in dir that verifies (verify_checkpoint), or "" when none does.
 // A corrupt newer one is skipped with a log_warn naming it and why.
 std::string newest_complete_checkpoint(const std::string& dir);
-// Deletes all but the newest `keep` checkpoints by step (keep == 0: delete nothing). Meant to run
-// right after a successful write, when the newest checkpoint is known to be good.
+// Deletes the temp files ("step_N.ckpt.tmp.<pid>") of checkpoint writes that other processes
+// began and never finished: a run killed mid-write (SIGKILL, OOM, power loss) leaves one behind
+// that nothing else would ever remove, and on a nearly full disk it is what the next write lacks.
+// Only safe while no other process writes checkpoints into dir (a run directory has one job).
+void remove_interrupted_checkpoint_writes(const std::string& dir);
+// Removes interrupted writes' temp files (above), then deletes all but the newest `keep`
+// checkpoints by step (keep == 0: none). Meant to run right after a successful write, when the
+// newest checkpoint is known to be good.
 void prune_checkpoints(const std::string& dir, int keep);
 
 }  // namespace tt

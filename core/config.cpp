@@ -20,6 +20,8 @@
 #include <regex>
 #include <sstream>
 
+#include "core/did_you_mean.h"
+
 namespace tt {
 
 namespace {
@@ -29,6 +31,13 @@ using FieldLocations = std::map<std::string, std::string>;  // "train.steps" -> 
 
 constexpr const char* kDefaultArch = "gpt2";
 constexpr const char* kDefaultRunDir = "runs/default";
+
+// Upper bounds of the model's sizes (see Checker::at_most).
+constexpr long long kMaxLayers = 1 << 20;
+constexpr long long kMaxWidth = 1 << 17;
+constexpr long long kMaxVocab = 1 << 24;
+constexpr long long kMaxSeqLen = 1 << 22;
+constexpr long long kMaxBatch = 1 << 16;
 
 // ---- names and suggestions ---------------------------------------------------------------------
 
@@ -51,32 +60,11 @@ std::string as_clause(std::string m) {
   return m;
 }
 
-size_t edit_distance(const std::string& a0, const std::string& b0) {  // Levenshtein, case-folded
-  const std::string a = lower(a0), b = lower(b0);
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // The field of `msg` nearest to `name` when it is plausibly a typo, else "".
 std::string closest_field(const pb::Descriptor* msg, const std::string& name) {
-  const size_t limit = name.size() <= 4 ? 1 : name.size() <= 8 ? 2 : 3;
-  std::string best;
-  size_t best_d = limit + 1;
-  for (int i = 0; i < msg->field_count(); ++i) {
-    size_t d = edit_distance(name, msg->field(i)->name());
-    if (d < best_d) best_d = d, best = msg->field(i)->name();
-  }
-  return best;
+  std::vector<std::string> fields;
+  for (int i = 0; i < msg->field_count(); ++i) fields.push_back(msg->field(i)->name());
+  return closest_name(name, fields);
 }
 
 // "optimizer.lr" when a block of Config other than `msg` has a field named `name`, else "".
@@ -174,6 +162,11 @@ class FirstErrorCollector : public pb::io::ErrorCollector {
     this->message = message;
   }
   void AddWarning(int, pb::io::ColumnNumber, const std::string&) override {}
+  void reset() {
+    has_error = false;
+    line = column = -1;
+    message.clear();
+  }
 
   bool has_error = false;
   int line = -1, column = -1;  // zero-based
@@ -243,7 +236,12 @@ const pb::FieldDescriptor* resolve_field(const std::vector<std::string>& blocks,
   return msg->FindFieldByName(name);
 }
 
-[[noreturn]] void throw_parse_error(const std::string& text, const std::string& origin, const FirstErrorCollector& e) {
+// One parse error as the user should read it: what, where (origin:line:column) and a hint.
+struct ParseProblem {
+  std::string what, where, hint;
+};
+
+ParseProblem describe_parse_error(const std::string& text, const std::string& origin, const FirstErrorCollector& e) {
   const TextContext ctx = context_at(text, e.line, e.column);
   int line = e.line, column = e.column;
   std::string what = as_clause(e.message);
@@ -304,7 +302,60 @@ const pb::FieldDescriptor* resolve_field(const std::vector<std::string>& blocks,
   } else if (field) {
     what = str(what, " (at ", dotted, ")");
   }
-  throw Error(ErrorKind::kConfig, what, str(origin, ":", line + 1, ":", column + 1), hint);
+  return {what, str(origin, ":", line + 1, ":", column + 1), hint};
+}
+
+// Replaces line `line` (zero-based) of `text` by spaces, keeping every other line where it was.
+// Returns false when the line opens or closes a block (blanking it would unbalance the braces and
+// report errors that are not there) or does not exist.
+bool blank_line(std::string& text, int line) {
+  size_t begin = 0;
+  for (int i = 0; i < line; ++i) {
+    begin = text.find('\n', begin);
+    if (begin == std::string::npos) return false;
+    ++begin;
+  }
+  const size_t end = std::min(text.find('\n', begin), text.size());
+  if (begin >= end) return false;
+  const std::string_view content(text.data() + begin, end - begin);
+  if (content.find_first_of("{}<>") != std::string_view::npos) return false;
+  std::fill(text.begin() + std::ptrdiff_t(begin), text.begin() + std::ptrdiff_t(end), ' ');
+  return true;
+}
+
+// Parses `text` into `cfg` and `tree`. When it does not parse, every line-level error is reported
+// at once: the parser runs again with the offending line blanked, until the text parses, an error
+// sits on a line that opens or closes a block, or kMaxErrors are found.
+void parse_reporting_every_error(const std::string& text, const std::string& origin, config::Config& cfg,
+                                 pb::TextFormat::ParseInfoTree& tree) {
+  auto parse = [](const std::string& t, config::Config& into, pb::TextFormat::ParseInfoTree* locations,
+                  FirstErrorCollector& errors) {
+    pb::TextFormat::Parser parser;
+    parser.RecordErrorsTo(&errors);
+    parser.WriteLocationsTo(locations);
+    return parser.ParseFromString(t, &into);
+  };
+  FirstErrorCollector errors;
+  if (parse(text, cfg, &tree, errors)) return;
+  constexpr size_t kMaxErrors = 20;
+  std::vector<ParseProblem> problems;
+  std::string rest = text;
+  for (;;) {
+    if (!errors.has_error) {
+      problems.push_back({"cannot parse the config", origin, "see examples/*.pbtxt"});
+      break;
+    }
+    problems.push_back(describe_parse_error(rest, origin, errors));
+    if (problems.size() == kMaxErrors || !blank_line(rest, errors.line)) break;
+    config::Config scratch;
+    pb::TextFormat::ParseInfoTree scratch_tree;
+    errors.reset();
+    if (parse(rest, scratch, &scratch_tree, errors)) break;
+  }
+  if (problems.size() == 1) throw Error(ErrorKind::kConfig, problems[0].what, problems[0].where, problems[0].hint);
+  std::string what = str(problems.size(), " problems in the config:");
+  for (const ParseProblem& p : problems) what += "\n  " + p.where + ": " + p.what + " (hint: " + p.hint + ")";
+  throw Error(ErrorKind::kConfig, what, origin, "");
 }
 
 // ---- field locations --------------------------------------------------------------------------
@@ -428,6 +479,13 @@ class Checker {
   void non_negative(const std::string& field, long long value, const std::string& hint) {
     if (value < 0) add(field, str(field, " must be >= 0 (got ", value, ")"), hint);
   }
+  // value <= limit: the sizes of tensors are products of these fields, so each is bounded far
+  // above any real model and every product stays exact in 64 bits.
+  void at_most(const std::string& field, long long value, long long limit, const std::string& what_it_is) {
+    if (value > limit)
+      add(field, str(field, " (", value, ") is over the largest supported value, ", limit),
+          str(what_it_is, "; a value this large is most likely a typo"));
+  }
   // lo <= value (< or <=) hi, finite.
   void in_range(const std::string& field, float value, float lo, float hi, bool hi_inclusive, const std::string& hint) {
     bool ok = std::isfinite(value) && value >= lo && (hi_inclusive ? value <= hi : value < hi);
@@ -475,6 +533,21 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   required("model.vocab_size", model.vocab_size(), "tokens in the vocabulary, e.g. vocab_size: 50257 for GPT-2");
   required("model.max_seq_len", model.max_seq_len(),
            "longest sequence (position embedding size), e.g. max_seq_len: 1024");
+  c.at_most("model.n_layer", model.n_layer(), kMaxLayers, "the largest published models have under 200 blocks");
+  c.at_most("model.n_head", model.n_head(), kMaxWidth, "attention heads per block");
+  c.at_most("model.n_kv_head", model.n_kv_head(), kMaxWidth, "key/value heads per block");
+  c.at_most("model.n_embd", model.n_embd(), kMaxWidth, "Llama 3 405B has n_embd 16384");
+  c.at_most("model.head_dim", model.head_dim(), kMaxWidth, "channels per head, usually 64-256");
+  c.at_most("model.mlp_hidden", model.mlp_hidden(), 4 * kMaxWidth, "Llama 3 405B has 53248");
+  c.at_most("model.vocab_size", model.vocab_size(), kMaxVocab, "the largest published vocabularies have ~256K tokens");
+  c.at_most("model.max_seq_len", model.max_seq_len(), kMaxSeqLen, "positions of the longest sequence");
+  c.at_most("train.batch_size", train.batch_size(), kMaxBatch, "sequences per micro-batch");
+  const int64_t heads = std::max<int64_t>(model.n_head(), model.n_kv_head());
+  if (model.head_dim() > 0 && heads * model.head_dim() > kMaxWidth)
+    c.add("model.head_dim",
+          str("model.n_head × model.head_dim (", heads * model.head_dim(), ") is over the largest supported width, ",
+              kMaxWidth),
+          "the attention width is n_head × head_dim; check both");
   if (model.head_dim() < 0)
     c.add("model.head_dim", str("model.head_dim must be >= 0 (got ", model.head_dim(), ")"), "0 means n_embd / n_head");
   else if (model.head_dim() == 0 && model.n_head() > 0 && model.n_embd() > 0 && model.n_embd() % model.n_head() != 0)
@@ -514,6 +587,8 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   c.non_negative("train.val_every", train.val_every(), "0 validates only at the end");
   c.positive("train.val_batches", train.val_batches(), "batches per validation; the default is 8");
   c.non_negative("train.log_every", train.log_every(), "steps between progress lines; the default is 10");
+  c.non_negative("train.max_skipped_steps", train.max_skipped_steps(),
+                 "consecutive skipped updates before the run stops; 0 never stops");
   c.non_negative("train.threads", train.threads(), "0 uses OMP_NUM_THREADS or all cores");
   if (!train.device().empty() && train.device() != "auto" && train.device() != "cpu" && train.device() != "cuda")
     c.add("train.device", str("train.device \"", train.device(), "\" is not supported"),
@@ -561,6 +636,11 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
     c.add("optimizer.state_dtype", str("optimizer.state_dtype \"", opt.state_dtype(), "\" is not supported"),
           "use \"fp32\" (default), \"bf16\" or \"int8\" (block-wise 8-bit AdamW moments)");
 
+  const std::string& run_dir = cfg.logging().run_dir();
+  if (run_dir.find_first_not_of(" \t") == std::string::npos)
+    c.add("logging.run_dir", "logging.run_dir is empty",
+          "name a directory for metrics.jsonl and checkpoints/, e.g. logging.run_dir=runs/my-run (the default is "
+          "runs/default)");
   c.non_negative("checkpoint.every", cfg.checkpoint().every(), "0 writes a checkpoint only at the end");
   c.non_negative("checkpoint.keep", cfg.checkpoint().keep(), "0 keeps every checkpoint");
 
@@ -643,15 +723,11 @@ config::Config load_config(const std::string& path, const std::vector<std::strin
 config::Config parse_config_text(const std::string& text, const std::string& origin,
                                  const std::vector<std::string>& overrides) {
   config::Config cfg;
-  pb::TextFormat::Parser parser;
-  FirstErrorCollector errors;
   pb::TextFormat::ParseInfoTree tree;
-  parser.RecordErrorsTo(&errors);
-  parser.WriteLocationsTo(&tree);
-  if (!parser.ParseFromString(text, &cfg)) {
-    if (!errors.has_error) throw Error(ErrorKind::kConfig, "cannot parse the config", origin, "see examples/*.pbtxt");
-    throw_parse_error(text, origin, errors);
-  }
+  // A UTF-8 byte order mark (some Windows editors write one) is not text: skip it.
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  const bool bom = text.compare(0, kBom.size(), kBom) == 0;
+  parse_reporting_every_error(bom ? text.substr(kBom.size()) : text, origin, cfg, tree);
   FieldLocations locations;
   collect_locations(cfg, tree, "", origin, &locations);
   for (const std::string& assignment : overrides) {
@@ -678,6 +754,7 @@ void fill_defaults(config::Config& cfg) {
   if (!train.has_log_every()) train.set_log_every(10);
   if (!train.has_seed()) train.set_seed(1337);
   if (!train.has_device()) train.set_device("auto");
+  if (!train.has_max_skipped_steps()) train.set_max_skipped_steps(3);
 
   config::OptimizerConfig& opt = *cfg.mutable_optimizer();
   if (!opt.has_beta1()) opt.set_beta1(0.9f);
@@ -705,6 +782,44 @@ void fill_defaults(config::Config& cfg) {
 }
 
 void validate_config(const config::Config& cfg, const std::string& origin) { validate_impl(cfg, origin, nullptr); }
+
+namespace {
+// Every set field of `msg` as dotted name -> value in text format.
+void flatten(const pb::Message& msg, const std::string& prefix, std::vector<std::pair<std::string, std::string>>* out) {
+  const pb::Reflection* r = msg.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  r->ListFields(msg, &fields);
+  for (const pb::FieldDescriptor* f : fields) {
+    if (f->is_repeated()) continue;  // the config has none
+    const std::string name = prefix + f->name();
+    if (f->message_type()) {
+      flatten(r->GetMessage(msg, f), name + ".", out);
+      continue;
+    }
+    std::string value;
+    pb::TextFormat::PrintFieldValueToString(msg, f, -1, &value);
+    out->emplace_back(name, value);
+  }
+}
+}  // namespace
+
+std::vector<std::string> config_changes(const config::Config& before, const config::Config& after) {
+  std::vector<std::pair<std::string, std::string>> a, b;
+  flatten(before, "", &a);
+  flatten(after, "", &b);
+  std::map<std::string, std::string> old_values(a.begin(), a.end()), new_values(b.begin(), b.end());
+  std::vector<std::string> changes;
+  auto value_in = [](const std::map<std::string, std::string>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? std::string("(unset)") : it->second;
+  };
+  for (const auto& [name, value] : b)
+    if (value_in(old_values, name) != value)
+      changes.push_back(name + ": " + value_in(old_values, name) + " -> " + value);
+  for (const auto& [name, value] : a)
+    if (!new_values.count(name)) changes.push_back(name + ": " + value + " -> (unset)");
+  return changes;
+}
 
 std::string config_to_text(const config::Config& cfg) {
   std::string text;

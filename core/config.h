@@ -41,6 +41,10 @@ void fill_defaults(config::Config& cfg);
 // all problems (one per line), each naming the dotted field. `origin` names the config in messages.
 void validate_config(const config::Config& cfg, const std::string& origin);
 
+// The fields whose values differ between two configs, as "dotted.field: before -> after" in field
+// order (a field set in one and left unset in the other counts as a change).
+std::vector<std::string> config_changes(const config::Config& before, const config::Config& after);
+
 // Text format of `cfg` (one field per line, nested blocks indented), for logs and checkpoints;
 // parse_config_text(config_to_text(c), ...) reproduces c.
 std::string config_to_text(const config::Config& cfg);

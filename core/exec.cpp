@@ -227,4 +227,16 @@ size_t device_bytes_in_use(Device device) {
 #endif
 }
 
+size_t device_bytes_free(Device device) {
+  TT_ASSERT(device.kind == DeviceKind::kCuda, "device_bytes_free is for CUDA devices");
+#if TOPOTRAIN_HAVE_CUDA
+  TT_CUDA_CHECK(cudaSetDevice(device.index));
+  size_t free = 0, total = 0;
+  TT_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+#else
+  no_cuda();
+#endif
+}
+
 }  // namespace tt

@@ -95,5 +95,7 @@ class HostStaging {
 // every process's allocations; CPU: the accounting allocator's current bytes).
 std::string device_name(Device device);
 size_t device_bytes_in_use(Device device);
+// Bytes a CUDA device has free now (cudaMemGetInfo); for the host see core/host_memory.h.
+size_t device_bytes_free(Device device);
 
 }  // namespace tt

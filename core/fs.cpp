@@ -35,24 +35,26 @@ std::string io_hint(int err) {
   }
 }
 
-[[noreturn]] void throw_io(const std::string& what, const std::string& path, int err) {
-  throw Error(ErrorKind::kRuntime, what + ": " + errno_text(err), path, io_hint(err));
+[[noreturn]] void throw_io(const std::string& what, const std::string& path, int err,
+                           ErrorKind kind = ErrorKind::kRuntime) {
+  throw Error(kind, what + ": " + errno_text(err), path, io_hint(err));
 }
 
-void fsync_dir(const std::string& path) {
+void fsync_dir(const std::string& path, ErrorKind kind) {
   std::string dir = parent_dir(path);
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw_io("cannot open directory " + dir + " to sync it", path, errno);
+  if (fd < 0) throw_io("cannot open directory " + dir + " to sync it", path, errno, kind);
   int rc = ::fsync(fd);
   int err = errno;
   ::close(fd);
   // Some filesystems cannot sync a directory; the rename itself has still happened.
-  if (rc != 0 && err != EINVAL && err != ENOTSUP) throw_io("cannot sync directory " + dir, path, err);
+  if (rc != 0 && err != EINVAL && err != ENOTSUP) throw_io("cannot sync directory " + dir, path, err, kind);
 }
 
 }  // namespace
 
-FileWriter::FileWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)), buffer_(kBufferBytes) {}
+FileWriter::FileWriter(int fd, std::string path, ErrorKind kind)
+    : fd_(fd), path_(std::move(path)), kind_(kind), buffer_(kBufferBytes) {}
 
 void FileWriter::write_fd(const char* p, size_t n, int64_t at) {
   while (n > 0) {
@@ -60,7 +62,7 @@ void FileWriter::write_fd(const char* p, size_t n, int64_t at) {
     const ssize_t w = at < 0 ? ::write(fd_, p, k) : ::pwrite(fd_, p, k, off_t(at));
     if (w < 0) {
       if (errno == EINTR) continue;
-      throw_io("write failed", path_, errno);
+      throw_io("write failed", path_, errno, kind_);
     }
     p += w;
     n -= size_t(w);
@@ -105,37 +107,37 @@ void FileWriter::write_zeros(size_t n) {
   }
 }
 
-void atomic_write_file(const std::string& path, const std::function<void(FileWriter&)>& writer_fn) {
+void atomic_write_file(const std::string& path, const std::function<void(FileWriter&)>& writer_fn, ErrorKind kind) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw_io("cannot create temporary file " + tmp, path, errno);
+  if (fd < 0) throw_io("cannot create temporary file " + tmp, path, errno, kind);
   auto abandon = [&] {
     if (fd >= 0) ::close(fd);
     fd = -1;
     ::unlink(tmp.c_str());
   };
   try {
-    FileWriter writer(fd, path);
+    FileWriter writer(fd, path, kind);
     writer_fn(writer);
     writer.flush();
-    if (::fsync(fd) != 0) throw_io("fsync failed", path, errno);
+    if (::fsync(fd) != 0) throw_io("fsync failed", path, errno, kind);
     int rc = ::close(fd);
     fd = -1;
-    if (rc != 0) throw_io("close failed", path, errno);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) throw_io("cannot rename " + tmp + " over it", path, errno);
+    if (rc != 0) throw_io("close failed", path, errno, kind);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) throw_io("cannot rename " + tmp + " over it", path, errno, kind);
   } catch (const Error&) {
     abandon();
     throw;
   } catch (const std::exception& e) {
     abandon();
-    throw Error(ErrorKind::kRuntime, std::string("writing failed: ") + e.what(), path,
+    throw Error(kind, std::string("writing failed: ") + e.what(), path,
                 "the previous file (if any) was left untouched");
   } catch (...) {
     abandon();
-    throw Error(ErrorKind::kRuntime, "writing failed with an unknown exception", path,
+    throw Error(kind, "writing failed with an unknown exception", path,
                 "the previous file (if any) was left untouched");
   }
-  fsync_dir(path);
+  fsync_dir(path, kind);
 }
 
 void atomic_write_string(const std::string& path, std::string_view content) {

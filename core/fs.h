@@ -16,11 +16,11 @@
 namespace tt {
 
 // Sequential writer handed to atomic_write_file's callback. Small writes are buffered; large ones
-// go straight to the descriptor. Every method throws tt::Error(kRuntime) on an I/O failure.
-// Not thread-safe; valid only inside the callback.
+// go straight to the descriptor. Every method throws tt::Error(kind) on an I/O failure (the kind
+// atomic_write_file was given). Not thread-safe; valid only inside the callback.
 class FileWriter {
  public:
-  FileWriter(int fd, std::string path);
+  FileWriter(int fd, std::string path, ErrorKind kind = ErrorKind::kRuntime);
   FileWriter(const FileWriter&) = delete;
   FileWriter& operator=(const FileWriter&) = delete;
 
@@ -40,6 +40,7 @@ class FileWriter {
 
   int fd_;
   std::string path_;  // the final path, for messages
+  ErrorKind kind_;
   std::vector<char> buffer_;
   size_t used_ = 0;
   uint64_t offset_ = 0;
@@ -47,11 +48,13 @@ class FileWriter {
 
 // Replaces `path` atomically with what writer_fn writes: "<path>.tmp.<pid>" is written, fsynced,
 // renamed over `path`, and the directory is fsynced. If writer_fn throws or any step fails, the temp
-// file is removed, an existing file at `path` is left untouched, and tt::Error(kRuntime, what,
-// where=path, hint) is thrown (a tt::Error thrown by writer_fn propagates unchanged). The parent
-// directory must exist (see ensure_dir). Concurrent writers of one path in one process must
-// serialize themselves.
-void atomic_write_file(const std::string& path, const std::function<void(FileWriter&)>& writer_fn);
+// file is removed, an existing file at `path` is left untouched, and tt::Error(kind, what,
+// where=path, hint) is thrown (a tt::Error thrown by writer_fn propagates unchanged). `kind` lets a
+// caller report its file's I/O failures as its own kind (a checkpoint that cannot be written is a
+// checkpoint error). The parent directory must exist (see ensure_dir). Concurrent writers of one
+// path in one process must serialize themselves.
+void atomic_write_file(const std::string& path, const std::function<void(FileWriter&)>& writer_fn,
+                       ErrorKind kind = ErrorKind::kRuntime);
 // atomic_write_file for an in-memory string.
 void atomic_write_string(const std::string& path, std::string_view content);
 

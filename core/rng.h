@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace tt {
 
@@ -34,10 +35,13 @@ class Rng {
     return r * std::cos(a);
   }
 
+  // Stored raw in checkpoints: the padding is an explicit zero field, so that a checkpoint's bytes
+  // are a function of the run alone (implicit padding would carry whatever was on the stack).
   struct State {
     uint64_t counter;
     uint64_t spare_bits;
     uint32_t has_spare;
+    uint32_t reserved = 0;
   };
   State state() const;
   void set_state(const State& s);
@@ -47,6 +51,8 @@ class Rng {
   double spare_ = 0.0;
   bool has_spare_ = false;
 };
+
+static_assert(std::has_unique_object_representations_v<Rng::State>, "Rng::State must have no implicit padding");
 
 inline Rng::State Rng::state() const {
   uint64_t bits;

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/mapping_guard.h"
 
 namespace tt {
 
@@ -84,6 +85,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
       void* m = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_, 0);
       if (m == MAP_FAILED) bad(path, "cannot map the file: " + std::string(std::strerror(errno)), "check the file");
       map_ = static_cast<const uint8_t*>(m);
+      guard_mapping(map_, size_, path, "safetensors file", ErrorKind::kCheckpoint);
     }
     uint64_t header_len = 0;
     std::memcpy(&header_len, map_, 8);
@@ -127,6 +129,14 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         bad(where, "unknown dtype '" + info.dtype_name + "'", std::string("weights are read as ") + kSupported);
       for (int64_t d : info.shape)
         if (d < 0) bad(where, "negative dimension in shape", "the file is damaged; download it again");
+      // The element count must not overflow (shape [2^62, 4] would wrap, and a wrapped product can
+      // even match the byte span); a tensor that fits in the file has fewer elements than bytes.
+      uint64_t numel = 1;
+      bool overflow = false;
+      for (int64_t d : info.shape) overflow |= __builtin_mul_overflow(numel, uint64_t(d), &numel);
+      if (overflow || numel > data_bytes)
+        bad(where, str("shape ", shape_str(info.shape), " has more elements than the file has bytes"),
+            "the file is damaged; download it again");
       if (info.begin > info.end || info.end > data_bytes)
         bad(where,
             str("data_offsets [", info.begin, ", ", info.end, ") run past the ", data_bytes, "-byte data section"),
@@ -152,6 +162,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
       reach = std::max(reach, end);
     }
   } catch (...) {
+    unguard_mapping(map_);
     if (map_) ::munmap(const_cast<uint8_t*>(map_), size_);
     ::close(fd_);
     throw;
@@ -159,6 +170,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
 }
 
 SafetensorsFile::~SafetensorsFile() {
+  unguard_mapping(map_);
   if (map_) ::munmap(const_cast<uint8_t*>(map_), size_);
   if (fd_ >= 0) ::close(fd_);
 }

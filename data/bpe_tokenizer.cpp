@@ -223,9 +223,19 @@ nlohmann::json parse_json(const std::string& text, const std::string& where) {
   }
 }
 
-uint32_t json_id(const nlohmann::json& v, const std::string& token, const std::string& where) {
-  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= int64_t(kNoRank))
+// Ids index tables sized by the largest one, so an id far beyond the number of tokens the file
+// lists (vocabularies are numbered densely from 0) is refused rather than allocated for:
+// {"a": 4000000000} would otherwise ask for four billion entries.
+uint32_t id_limit(size_t listed_tokens) {
+  return uint32_t(std::min<uint64_t>(4 * uint64_t(listed_tokens) + 1024, kNoRank));
+}
+
+uint32_t json_id(const nlohmann::json& v, const std::string& token, const std::string& where, uint32_t limit) {
+  if (!v.is_number_integer() || v.get<int64_t>() < 0)
     data_error(str("token '", token, "' has id ", v.dump(), ", expected a non-negative integer"), where);
+  if (v.get<int64_t>() >= int64_t(limit))
+    data_error(str("token '", token, "' has id ", v.dump(), ", far beyond the number of tokens in the file"), where,
+               "token ids number the vocabulary from 0; the file is damaged");
   return static_cast<uint32_t>(v.get<int64_t>());
 }
 
@@ -488,7 +498,7 @@ ImplPtr build_openai(const std::string& encoder_text, const std::string& vocab_t
   entries.reserve(enc.size());
   StringTable candidates;  // decoded bytes -> index into entries
   for (auto it = enc.begin(); it != enc.end(); ++it) {
-    Entry e{json_id(it.value(), it.key(), encoder_where), it.key(), "", false};
+    Entry e{json_id(it.value(), it.key(), encoder_where, id_limit(enc.size())), it.key(), "", false};
     e.decodable = byte_level_decode(e.key, e.bytes);
     if (e.decodable) candidates.insert(e.bytes, static_cast<uint32_t>(entries.size()));
     entries.push_back(std::move(e));
@@ -590,7 +600,10 @@ ImplPtr build_hf(const std::string& text, const std::string& origin, const std::
     data_error("model.dropout > 0 makes encoding random", where, "set \"dropout\": null");
   if (const auto* v = member(*model, "ignore_merges"); v && *v == true) impl->whole_piece_lookup = true;
 
-  if (const nlohmann::json* added = member(root, "added_tokens")) {
+  const nlohmann::json* added = member(root, "added_tokens");
+  const nlohmann::json* vocab = member(*model, "vocab");
+  const size_t listed = (added ? added->size() : 0) + (vocab ? vocab->size() : 0);  // bounds the ids
+  if (added) {
     if (!added->is_array()) data_error("added_tokens is not an array", where);
     for (const auto& t : *added) {
       const nlohmann::json* content = member(t, "content");
@@ -598,15 +611,14 @@ ImplPtr build_hf(const std::string& text, const std::string& origin, const std::
       if (!content || !content->is_string() || !id)
         data_error(str("added token ", t.dump(), " needs \"id\" and \"content\""), where);
       const std::string c = content->get<std::string>();
-      const uint32_t i = json_id(*id, c, where);
+      const uint32_t i = json_id(*id, c, where, id_limit(listed));
       impl->specials[c] = i;
       impl->set_token(i, c, Impl::kSpecial);
     }
   }
-  const nlohmann::json* vocab = member(*model, "vocab");
   if (!vocab || !vocab->is_object()) data_error("model.vocab is missing or not an object", where);
   for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-    const uint32_t id = json_id(it.value(), it.key(), where);
+    const uint32_t id = json_id(it.value(), it.key(), where, id_limit(listed));
     if (id < impl->id_kind.size() && impl->id_kind[id] == Impl::kSpecial) continue;  // an added token
     if (id < impl->id_kind.size() && impl->id_kind[id] != Impl::kMissing)
       data_error(str("id ", id, " is used by two tokens (", json_quote(it.key()), " and another)"), where);

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/mapping_guard.h"
 #include "core/model/llmc_model.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -104,6 +105,7 @@ ShardReader::ShardReader(const std::string& path) : path_(path) {
                 "check that the file is readable and the address space is not exhausted");
   map_ = static_cast<const unsigned char*>(map);
   map_bytes_ = size;
+  guard_mapping(map_, map_bytes_, path, "token shard", ErrorKind::kData);
 
   try {
     int32_t h[3];
@@ -175,7 +177,10 @@ ShardReader& ShardReader::operator=(ShardReader&& other) noexcept {
 }
 
 void ShardReader::close() {
-  if (map_) ::munmap(const_cast<unsigned char*>(map_), map_bytes_);
+  if (map_) {
+    unguard_mapping(map_);
+    ::munmap(const_cast<unsigned char*>(map_), map_bytes_);
+  }
   map_ = nullptr;
   map_bytes_ = 0;
 }
@@ -192,6 +197,36 @@ uint32_t ShardReader::token(int64_t i) const {
   uint32_t v;
   std::memcpy(&v, p + 4 * static_cast<size_t>(i), 4);
   return v;
+}
+
+int64_t ShardReader::first_token_at_least(uint32_t limit) const {
+  const unsigned char* p = map_ + kShardHeaderBytes;
+  const int64_t n = header_.num_tokens;
+  auto scan = [&](auto word) -> int64_t {
+    using Word = decltype(word);
+    if (uint64_t(limit) > uint64_t(Word(~Word(0)))) return -1;  // every id of this width fits
+    for (int64_t i = 0; i < n; ++i) {
+      Word v;
+      std::memcpy(&v, p + sizeof(Word) * size_t(i), sizeof(Word));
+      if (v >= limit) return i;
+    }
+    return -1;
+  };
+  return header_.width == TokenWidth::kUint16 ? scan(uint16_t{}) : scan(uint32_t{});
+}
+
+void check_shard_ids_below(const std::vector<std::string>& shards, int64_t vocab_size) {
+  for (const std::string& path : shards) {
+    const ShardReader r(path);
+    const int64_t at = r.first_token_at_least(uint32_t(std::min<int64_t>(vocab_size, UINT32_MAX)));
+    if (at < 0) continue;
+    throw Error(ErrorKind::kData,
+                str("token ", at, " (byte offset ", kShardHeaderBytes + size_t(at) * token_width_bytes(r.width()),
+                    ") has id ", r.token(at), ", outside the model's vocabulary [0, ", vocab_size, ")"),
+                path,
+                "the data was tokenized for another vocabulary: encode it with the model's tokenizer, or set "
+                "model.vocab_size to the tokenizer's (`topotrain data inspect` shows the shard's id range)");
+  }
 }
 
 void ShardReader::copy_tokens(int64_t begin, int64_t count, int32_t* out) const {

@@ -72,6 +72,8 @@ class ShardReader {
   // Copies tokens [begin, begin + count) into out[0..count). The range must lie inside the shard
   // (TT_ASSERT). Throws tt::Error(kData) if a uint32 id does not fit int32.
   void copy_tokens(int64_t begin, int64_t count, int32_t* out) const;
+  // Index of the first token whose id is >= limit, or -1 when there is none (one pass over the file).
+  int64_t first_token_at_least(uint32_t limit) const;
 
  private:
   void close();
@@ -81,6 +83,11 @@ class ShardReader {
   const unsigned char* map_ = nullptr;
   size_t map_bytes_ = 0;
 };
+
+// Checks that every token id of `shards` is below vocab_size, so that data tokenized for another
+// vocabulary is found when the run starts rather than when a batch reaches it; throws
+// tt::Error(kData) naming the shard, the token's index and byte offset, and its id.
+void check_shard_ids_below(const std::vector<std::string>& shards, int64_t vocab_size);
 
 // Expands a shard spec into a sorted list of files:
 //   - a regular file            -> that file

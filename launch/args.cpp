@@ -167,6 +167,14 @@ double ArgParser::get_double(const std::string& name) const {
                               [](const std::string& s, size_t* u) { return std::stod(s, u); });
 }
 
+double ArgParser::get_double_in(const std::string& name, double lo, double hi) const {
+  const double v = get_double(name);
+  if (!(v >= lo && v <= hi))
+    throw Error(ErrorKind::kUsage, str(name, " ", get(name), " is outside ", lo, "..", hi), command_,
+                "see `" + command_ + " --help`");
+  return v;
+}
+
 int64_t parse_byte_size(const std::string& item, const std::string& where, const std::string& hint, int64_t lo,
                         int64_t hi) {
   std::string s = item;

@@ -29,6 +29,8 @@ class ArgParser {
   int get_int(const std::string& name) const;
   long long get_int64(const std::string& name) const;
   double get_double(const std::string& name) const;
+  // get_double, and a kUsage error unless the value is a number with lo <= v <= hi (NaN never is).
+  double get_double_in(const std::string& name, double lo, double hi) const;
   // get_int64, and a kUsage error "<name> <v> is outside lo..hi" unless lo <= v <= hi.
   long long get_int64_in(const std::string& name, long long lo, long long hi) const;
   bool get_flag(const std::string& name) const;

@@ -16,7 +16,9 @@
 #include <sstream>
 #include <vector>
 
+#include "core/allocator.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "launch/args.h"
 #include "launch/commands.h"
 #include "parallel/comm/communicator.h"
@@ -36,8 +38,13 @@ using parallel::ReduceOp;
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+// A size's send, receive and scratch buffers must fit in the host's available memory.
 int64_t parse_size(const std::string& s) {
-  return parse_byte_size(s, "topotrain bench comm --sizes", "use e.g. 1K..64M or 4K,1M");
+  const int64_t most = int64_t(host_memory_available().available_bytes / 4);
+  return parse_byte_size(s, "topotrain bench comm --sizes",
+                         str("use e.g. 1K..64M or 4K,1M; a size needs about 3x its bytes, so at most ",
+                             format_bytes(double(most)), " here"),
+                         1, most);
 }
 
 // "1K..256M" (doubling) or "4K,1M,16M".

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,13 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     std::fprintf(stderr, "topotrain %s: %s: %s\n", cmd.c_str(), tt::error_kind_name(e.kind()), e.what());
     return tt::exit_code_for(e.kind());
+  } catch (const std::bad_alloc&) {
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "topotrain %s: memory error: out of host memory (an allocation failed) (hint: ask for less: smaller "
+                 "sizes, batch or model)\n",
+                 cmd.c_str());
+    return tt::exit_code_for(tt::ErrorKind::kMemory);
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "topotrain %s: error: %s\n", cmd.c_str(), e.what());

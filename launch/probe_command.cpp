@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/allocator.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "launch/args.h"
 #include "launch/commands.h"
 #include "launch/train/process_group.h"
@@ -20,11 +22,15 @@ namespace {
 
 // "64K,1M,16M" -> bytes (binary suffixes K, M, G; optional trailing B).
 std::vector<int64_t> parse_probe_sizes(const std::string& spec) {
+  const int64_t most = int64_t(host_memory_available().available_bytes / 4);  // send, receive, scratch
   std::vector<int64_t> out;
   std::stringstream ss(spec);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    out.push_back(parse_byte_size(item, "topotrain probe --sizes", "use e.g. 64K,1M,16M", 4, int64_t(1) << 40));
+    out.push_back(parse_byte_size(
+        item, "topotrain probe --sizes",
+        str("use e.g. 64K,1M,16M; a size needs about 3x its bytes, so at most ", format_bytes(double(most)), " here"),
+        4, most));
   }
   if (out.empty()) throw Error(ErrorKind::kUsage, "no sizes in '" + spec + "'", "topotrain probe --sizes");
   return out;

@@ -1,6 +1,7 @@
 // `topotrain sample`: load a model (a checkpoint file, a checkpoints/ directory or a run directory, a
 // Hugging Face model directory, an llm.c model file) and continue a prompt.
 #include <cstdio>
+#include <limits>
 
 #include "core/checkpoint_io.h"
 #include "core/config.h"
@@ -28,7 +29,10 @@ int sample_main(const Args& args) {
   if (!p.parse(args)) return 0;
   const int n_tokens = p.get_int("--tokens");
   if (n_tokens < 0) throw Error(ErrorKind::kUsage, "--tokens must be >= 0", "topotrain sample");
-  configure_threads(p.get_int("--threads"));
+  SampleSettings s;  // checked before any weights are read
+  s.temperature = float(p.get_double_in("--temperature", 0.0, 100.0));
+  s.top_k = int(p.get_int64_in("--top-k", 0, std::numeric_limits<int>::max()));
+  configure_threads(int(p.get_int64_in("--threads", 0, 1 << 16)));
 
   const std::unique_ptr<WeightSource> source = open_weights(p.get("--checkpoint"));
   const ModelDesc& desc = source->desc();
@@ -38,10 +42,7 @@ int sample_main(const Args& args) {
   const std::unique_ptr<Model> model = load_host_model(*source, 1, std::max(window, 1));  // inference, CPU
   log_info("loaded ", source->describe(), " | ", desc.str(), " | ", codec.describe());
 
-  SampleSettings s;
   s.max_new_tokens = n_tokens;
-  s.temperature = float(p.get_double("--temperature"));
-  s.top_k = p.get_int("--top-k");
   s.seed = uint64_t(p.get_int64("--seed"));
   std::printf("%s\n", generate_text(*model, codec, prompt, s).c_str());
   return 0;

@@ -1,5 +1,6 @@
 // `topotrain train`: load and validate the config, train, print the final losses (and a sample).
 #include <cstdio>
+#include <memory>
 
 #include "core/config.h"
 #include "core/logging.h"
@@ -10,6 +11,7 @@
 #include "launch/sampler.h"
 #include "launch/train/auto_strategy.h"
 #include "launch/train/process_group.h"
+#include "launch/train/run_dir.h"
 #include "launch/train/trainer.h"
 
 namespace tt {
@@ -32,8 +34,16 @@ int train_main(const Args& args) {
   ArgParser p("topotrain train", "Train a model described by a config file (.pbtxt).");
   p.option("--config", "FILE", "text-format config (see examples/)", "", true)
       .repeated("--set", "KEY=VALUE", "override a config field, e.g. --set train.steps=100")
-      .flag("--resume", "continue from the newest complete checkpoint in <run_dir>/checkpoints");
+      .flag("--resume", "continue from the newest complete checkpoint in <run_dir>/checkpoints")
+      .flag("--overwrite", "start fresh where logging.run_dir holds a run: move that run into <run_dir>.previous-N");
   if (!p.parse(args)) return 0;
+  const bool resume = p.get_flag("--resume");
+  if (resume && p.get_flag("--overwrite"))
+    throw Error(ErrorKind::kUsage, "--resume and --overwrite contradict each other", "topotrain train",
+                "--resume continues the run in logging.run_dir; --overwrite moves it aside and starts fresh");
+  const RunStart start = resume                      ? RunStart::kResume
+                         : p.get_flag("--overwrite") ? RunStart::kOverwrite
+                                                     : RunStart::kFresh;
   config::Config cfg = load_config(p.get("--config"), p.get_all("--set"));
   const auto comm = create_process_group(cfg);
   return run_on_all_ranks(*comm, "train", [&] {
@@ -41,9 +51,18 @@ int train_main(const Args& args) {
     const int threads = configure_threads(cfg.train().threads());
     if (comm->rank() == 0) log_info("config ", p.get("--config"), " | ", threads, " threads per rank");
     install_stop_signal_handlers();
+    // Rank 0 writes the run directory: it holds the lock for the whole run.
+    std::unique_ptr<RunDirLock> lock;
+    if (comm->rank() == 0) {
+      const std::string& run_dir = cfg.logging().run_dir();
+      lock = std::make_unique<RunDirLock>(run_dir);
+      const std::string aside = prepare_run_dir(run_dir, start);
+      if (!aside.empty()) log_info("--overwrite: moved the previous run in ", run_dir, " to ", aside);
+      warn_if_launcher_kills_before_checkpoint();
+    }
 
     Trainer trainer(cfg, p.get("--config"), *comm);
-    const TrainSummary s = trainer.train(p.get_flag("--resume"));
+    const TrainSummary s = trainer.train(resume);
     const bool sample = cfg.train().sample_at_end() && !s.interrupted;
     Model* sampler = sample ? trainer.host_model() : nullptr;  // every rank: collective with ZeRO-3
     if (comm->rank() != 0) return s.interrupted ? 130 : 0;

@@ -2,9 +2,12 @@
 #include "core/model/hf_checkpoint.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -23,20 +26,36 @@ constexpr const char* kSingleFile = "model.safetensors";
   throw Error(ErrorKind::kCheckpoint, what, where, hint);
 }
 
+// A JSON value as T, or a kCheckpoint error naming the field. nlohmann converts any number to any
+// arithmetic type, and a double outside int's range converted to int is undefined behaviour, so an
+// int must be an integer (or an integral double) that fits.
+template <typename T>
+T as(const json& v, const char* name, const std::string& where) {
+  try {
+    if constexpr (std::is_same_v<T, int>) {
+      const double x = v.is_number() ? v.get<double>() : 0.5;
+      if (v.is_number() && std::trunc(x) == x && x >= std::numeric_limits<int>::min() &&
+          x <= std::numeric_limits<int>::max())
+        return v.is_number_integer() ? int(v.get<int64_t>()) : int(x);
+    } else {
+      return v.get<T>();
+    }
+  } catch (const json::exception&) {
+  }
+  bad(where, std::string("config.json field \"") + name + "\" has the wrong type or is out of range",
+      "the file is damaged");
+}
+
 template <typename T>
 T field(const json& c, const char* name, const std::string& where) {
   if (!c.contains(name) || c[name].is_null())
     bad(where, std::string("config.json has no \"") + name + "\"", "the file is incomplete; download it again");
-  try {
-    return c[name].get<T>();
-  } catch (const json::exception&) {
-    bad(where, std::string("config.json field \"") + name + "\" has the wrong type", "the file is damaged");
-  }
+  return as<T>(c[name], name, where);
 }
 
 template <typename T>
-T field_or(const json& c, const char* name, T fallback) {
-  return c.contains(name) && !c[name].is_null() ? c[name].get<T>() : fallback;
+T field_or(const json& c, const char* name, T fallback, const std::string& where) {
+  return c.contains(name) && !c[name].is_null() ? as<T>(c[name], name, where) : fallback;
 }
 
 bool is_gpt2(const ModelDesc& d) { return d.arch == "gpt2"; }
@@ -58,10 +77,10 @@ Shape hf_shape(const ModelDesc& d, const ModelLayout& layout, const ParamInfo& p
 }
 
 ModelDesc desc_from_hf_config(const json& c, const std::string& where) {
-  const std::string type = field_or<std::string>(c, "model_type", "");
+  const std::string type = field_or<std::string>(c, "model_type", "", where);
   ModelDesc d;
   if (type == "gpt2") {
-    const std::string act = field_or<std::string>(c, "activation_function", "gelu_new");
+    const std::string act = field_or<std::string>(c, "activation_function", "gelu_new", where);
     if (act != "gelu_new" && act != "gelu_pytorch_tanh")
       bad(where, "GPT-2 activation_function \"" + act + "\" is not supported",
           "topotrain's GPT-2 uses GELU with the tanh approximation (gelu_new)");
@@ -69,11 +88,11 @@ ModelDesc desc_from_hf_config(const json& c, const std::string& where) {
         c.contains("n_positions") ? field<int>(c, "n_positions", where) : field<int>(c, "n_ctx", where);
     d = gpt2_desc(field<int>(c, "n_layer", where), field<int>(c, "n_head", where), field<int>(c, "n_embd", where),
                   field<int>(c, "vocab_size", where), positions);
-    d.norm.eps = field_or<float>(c, "layer_norm_epsilon", 1e-5f);
-    if (c.contains("n_inner") && !c["n_inner"].is_null()) d.mlp_hidden = c["n_inner"].get<int>();
-    d.tied_head = field_or<bool>(c, "tie_word_embeddings", true);
+    d.norm.eps = field_or<float>(c, "layer_norm_epsilon", 1e-5f, where);
+    if (c.contains("n_inner") && !c["n_inner"].is_null()) d.mlp_hidden = field<int>(c, "n_inner", where);
+    d.tied_head = field_or<bool>(c, "tie_word_embeddings", true, where);
   } else if (type == "llama" || type == "mistral") {
-    const std::string act = field_or<std::string>(c, "hidden_act", "silu");
+    const std::string act = field_or<std::string>(c, "hidden_act", "silu", where);
     if (act != "silu")
       bad(where, "hidden_act \"" + act + "\" is not supported",
           "topotrain's SwiGLU uses silu, as Llama and Mistral do");
@@ -82,37 +101,38 @@ ModelDesc desc_from_hf_config(const json& c, const std::string& where) {
     const json rope = c.contains("rope_parameters") && c["rope_parameters"].is_object() ? c["rope_parameters"]
                       : c.contains("rope_scaling") && c["rope_scaling"].is_object()     ? c["rope_scaling"]
                                                                                         : json::object();
-    const float theta =
-        rope.contains("rope_theta") ? rope["rope_theta"].get<float>() : field_or<float>(c, "rope_theta", 10000.0f);
+    const float theta = rope.contains("rope_theta") ? field<float>(rope, "rope_theta", where)
+                                                    : field_or<float>(c, "rope_theta", 10000.0f, where);
     const int heads = field<int>(c, "num_attention_heads", where);
-    d = llama_desc(field<int>(c, "num_hidden_layers", where), heads, field_or<int>(c, "num_key_value_heads", heads),
-                   field<int>(c, "hidden_size", where), field<int>(c, "vocab_size", where),
-                   field<int>(c, "max_position_embeddings", where), field<int>(c, "intermediate_size", where), theta);
-    if (c.contains("head_dim") && !c["head_dim"].is_null()) d.head_dim = c["head_dim"].get<int>();
-    d.norm.eps = field_or<float>(c, "rms_norm_eps", 1e-6f);
-    const std::string rope_type = rope.contains("rope_type") ? rope["rope_type"].get<std::string>()
-                                  : rope.contains("type")    ? rope["type"].get<std::string>()
+    d = llama_desc(field<int>(c, "num_hidden_layers", where), heads,
+                   field_or<int>(c, "num_key_value_heads", heads, where), field<int>(c, "hidden_size", where),
+                   field<int>(c, "vocab_size", where), field<int>(c, "max_position_embeddings", where),
+                   field<int>(c, "intermediate_size", where), theta);
+    if (c.contains("head_dim") && !c["head_dim"].is_null()) d.head_dim = field<int>(c, "head_dim", where);
+    d.norm.eps = field_or<float>(c, "rms_norm_eps", 1e-6f, where);
+    const std::string rope_type = rope.contains("rope_type") ? as<std::string>(rope["rope_type"], "rope_type", where)
+                                  : rope.contains("type")    ? as<std::string>(rope["type"], "type", where)
                                                              : "default";
     if (rope_type == "llama3") {
-      d.rope.scaling_factor = rope.at("factor").get<float>();
-      d.rope.low_freq_factor = rope.at("low_freq_factor").get<float>();
-      d.rope.high_freq_factor = rope.at("high_freq_factor").get<float>();
-      d.rope.original_max_seq_len = rope.at("original_max_position_embeddings").get<int>();
+      d.rope.scaling_factor = field<float>(rope, "factor", where);
+      d.rope.low_freq_factor = field<float>(rope, "low_freq_factor", where);
+      d.rope.high_freq_factor = field<float>(rope, "high_freq_factor", where);
+      d.rope.original_max_seq_len = field<int>(rope, "original_max_position_embeddings", where);
     } else if (rope_type != "default") {
       bad(where, "RoPE scaling \"" + rope_type + "\" is not supported",
           "topotrain implements plain RoPE and Llama 3.1's \"llama3\" frequency scaling");
     }
-    const bool attention_bias = field_or<bool>(c, "attention_bias", false);
-    const bool mlp_bias = field_or<bool>(c, "mlp_bias", false);
+    const bool attention_bias = field_or<bool>(c, "attention_bias", false, where);
+    const bool mlp_bias = field_or<bool>(c, "mlp_bias", false, where);
     if (attention_bias != mlp_bias)
       bad(where, "attention_bias and mlp_bias differ",
           "topotrain describes biases on q/k/v and on the other "
           "projections; both present or both absent are supported");
     d.qkv_bias = d.bias = attention_bias;
-    d.tied_head = field_or<bool>(c, "tie_word_embeddings", false);
+    d.tied_head = field_or<bool>(c, "tie_word_embeddings", false, where);
     // Mistral's sliding window: full causal attention equals it up to the window, so that is the context.
     if (type == "mistral" && c.contains("sliding_window") && !c["sliding_window"].is_null())
-      d.max_seq_len = std::min(d.max_seq_len, c["sliding_window"].get<int>());
+      d.max_seq_len = std::min(d.max_seq_len, field<int>(c, "sliding_window", where));
   } else {
     bad(where, "architecture \"" + type + "\" (model_type) is not supported",
         "topotrain reads GPT2LMHeadModel, LlamaForCausalLM and MistralForCausalLM checkpoints");
@@ -139,7 +159,11 @@ class HfSource : public WeightSource {
       }
       if (!j.contains("weight_map") || !j["weight_map"].is_object())
         bad(index, "no \"weight_map\" in the index", "the file is damaged; download it again");
-      for (const auto& [name, file] : j["weight_map"].items()) file_of[name] = file.get<std::string>();
+      for (const auto& [name, file] : j["weight_map"].items()) {
+        if (!file.is_string())
+          bad(index, "weight_map entry '" + name + "' is not a file name", "the file is damaged; download it again");
+        file_of[name] = file.get<std::string>();
+      }
       for (const auto& [name, file] : file_of)
         if (!files_.count(file)) {
           if (!is_regular_file(dir + "/" + file))

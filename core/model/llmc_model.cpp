@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/mapping_guard.h"
 
 namespace tt {
 
@@ -72,7 +74,10 @@ class LlmcSource : public WeightSource {
               bf16 ? "bf16" : "fp32", ")"),
           "the file was cut short; copy or regenerate it");
   }
-  ~LlmcSource() override { ::munmap(const_cast<uint8_t*>(map_), size_); }
+  ~LlmcSource() override {
+    unguard_mapping(map_);
+    ::munmap(const_cast<uint8_t*>(map_), size_);
+  }
 
   WeightFormat format() const override { return WeightFormat::kLlmc; }
   std::string describe() const override {
@@ -144,6 +149,7 @@ std::unique_ptr<WeightSource> open_llmc_model(const std::string& path) {
   ::close(fd);
   if (m == MAP_FAILED) bad(path, "cannot map the file: " + std::string(std::strerror(errno)), "check the file");
   const auto* map = static_cast<const uint8_t*>(m);
+  guard_mapping(map, size, path, "llm.c model file", ErrorKind::kCheckpoint);
   try {
     int32_t h[8];
     std::memcpy(h, map, sizeof h);
@@ -156,12 +162,24 @@ std::unique_ptr<WeightSource> open_llmc_model(const std::string& path) {
     if (maxT <= 0 || V <= 0 || L <= 0 || NH <= 0 || C <= 0 || C % NH != 0 || Vp < V)
       bad(path, str("impossible header: maxT ", maxT, ", V ", V, ", L ", L, ", NH ", NH, ", C ", C, ", Vp ", Vp),
           "the file is damaged");
+    // The header's sizes against the file before a model is described from them: 1e9 layers in a
+    // 1 KB file would otherwise lay out billions of tensors, and a huge C or V overflows int in the
+    // description (4 * C, V rounded up to 128). GPT-2 with biases: wte, wpe, 12C^2 + 13C per layer,
+    // the final norm (in double: exact enough to compare, never overflowing).
+    const double params = double(Vp) * C + double(maxT) * C + double(L) * (12.0 * C * C + 13.0 * C) + 2.0 * C;
+    const double bytes = params * (h[1] == kVersionBf16 ? 2 : 4);
+    if (Vp > std::numeric_limits<int>::max() - 128 || bytes > double(size - kHeaderInts * 4))
+      bad(path,
+          str("file is ", size, " bytes but its header (maxT ", maxT, ", V ", V, ", L ", L, ", C ", C, ", Vp ", Vp,
+              ") describes ", params, " parameters"),
+          "the file was cut short or its header is damaged; copy or regenerate it");
     ModelDesc d = gpt2_desc(L, NH, C, V, maxT);
     if (d.padded_vocab_size != Vp)
       bad(path, str("padded vocabulary ", Vp, " where topotrain pads ", V, " to ", d.padded_vocab_size),
           "llm.c pads to a multiple of 128 as topotrain does; the file is damaged");
     return std::make_unique<LlmcSource>(d, path, map, size, h[1] == kVersionBf16);
   } catch (...) {
+    unguard_mapping(map);
     ::munmap(m, size);
     throw;
   }

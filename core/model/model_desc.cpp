@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/did_you_mean.h"
 #include "core/error.h"
 #include "core/model/param_layout.h"
 
@@ -142,7 +143,9 @@ ModelDesc model_preset(const std::string& name) {
   if (name == "mistral-7b") return llama_desc(32, 32, 8, 4096, 32000, 32768, 14336, 1000000.0f);
   std::string names;
   for (const auto& n : model_preset_names()) names += (names.empty() ? "" : ", ") + n;
-  throw Error(ErrorKind::kUsage, "unknown model '" + name + "'", "--model", "one of: " + names);
+  const std::string near = closest_name(name, model_preset_names());
+  throw Error(ErrorKind::kUsage, "unknown model '" + name + "'", "--model",
+              (near.empty() ? "" : "did you mean '" + near + "'? ") + "one of: " + names);
 }
 
 ModelDesc model_desc_from_config(const config::ModelConfig& m) {

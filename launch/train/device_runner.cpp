@@ -9,16 +9,13 @@
 
 namespace tt {
 
+#if TOPOTRAIN_HAVE_NCCL  // only NCCL builds declare NcclCommunicator (and use this)
 namespace {
 parallel::NcclCommunicator* as_nccl(parallel::Communicator& comm) {
-#if TOPOTRAIN_HAVE_NCCL
   return dynamic_cast<parallel::NcclCommunicator*>(&comm);
-#else
-  (void)comm;
-  return nullptr;
-#endif
 }
 }  // namespace
+#endif
 
 DeviceRunner::DeviceRunner(const TrainDevice& device, parallel::Communicator& comm) : device_(device), comm_(comm) {
   if (device_.is_cuda()) {

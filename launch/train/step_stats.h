@@ -9,6 +9,7 @@ struct StepStats {
   float loss = 0.0f;
   float lr = 0.0f;
   double grad_norm = 0.0;
+  bool skipped = false;  // the gradient norm was not finite: no update
   // data_s: time the step waited for its batches (the prefetcher's stall, not the read itself).
   // On the GPU forward/backward/optimizer are device times between CUDA events; total_s is always
   // host wall-clock time.

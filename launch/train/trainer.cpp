@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -17,6 +16,7 @@
 #include "core/checkpoint_io.h"
 #include "core/format.h"
 #include "core/fs.h"
+#include "core/host_memory.h"
 #include "core/json_writer.h"
 #include "core/logging.h"
 #include "core/metrics.h"
@@ -26,13 +26,12 @@
 #include "kernels/ops/ops.h"
 #include "launch/train/grad_reducer_config.h"
 #include "optim/grad_clip.h"
+#include "parallel/ddp/finite_check.h"
 #include "parallel/ddp/shard_gather.h"
 #include "parallel/ddp/sharding.h"
 #include "parallel/strategy/model_spec.h"
 
 namespace tt {
-
-std::atomic<bool> g_stop_requested{false};
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -40,13 +39,6 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 // Elements moved between the host and a rank's part of the state at a time (64 MiB of fp32).
 constexpr int64_t kStateChunk = int64_t(1) << 24;
-
-// SIGINT/SIGTERM: finish the step, checkpoint, stop. When mpirun SIGTERMs the survivors of a dead
-// rank, the note says which collective this rank was waiting in (async-signal-safe).
-extern "C" void on_stop_signal(int) {
-  g_stop_requested.store(true);
-  parallel::write_pending_collective_note(2);
-}
 
 // The parts of a run's state that are not big tensors, stored as one binary section.
 struct RunState {
@@ -79,11 +71,6 @@ void to_f32(const void* chunk, DType dtype, int64_t count, float* out) {
   for (int64_t i = 0; i < count; ++i) out[i] = bf16_to_f32(bits[i]);
 }
 }  // namespace
-
-void install_stop_signal_handlers() {
-  std::signal(SIGINT, on_stop_signal);
-  std::signal(SIGTERM, on_stop_signal);
-}
 
 int configure_threads(int requested) {
   const int n = requested > 0 ? requested : omp_get_max_threads();
@@ -120,6 +107,8 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
     if (is_rank0()) log_warn("no training data (", e.what(), "); using seeded random tokens");
   }
   if (!train_shards.empty()) {
+    check_shard_ids(train_shards);
+    if (!cfg.data().val().empty()) check_shard_ids(data::resolve_shards(cfg.data().val()));
     train_loader_ = std::make_unique<data::PrefetchLoader>(std::make_unique<data::DataLoader>(
         train_shards, t.batch_size(), t.seq_len(), comm_.rank(), comm_.size(), t.seed(), cfg.data().shuffle()));
     if (!cfg.data().val().empty())
@@ -134,7 +123,20 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   targets_.resize(inputs_.size());
 }
 
-strategy::MemoryBreakdown Trainer::predicted_memory() const {
+// Every token id below the vocabulary, checked before the first step rather than when a batch
+// reaches a bad one hours in; the ranks split the shards between them.
+void Trainer::check_shard_ids(const std::vector<std::string>& shards) const {
+  const auto t0 = Clock::now();
+  std::vector<std::string> mine;
+  for (size_t i = size_t(comm_.rank()); i < shards.size(); i += size_t(comm_.size())) mine.push_back(shards[i]);
+  data::check_shard_ids_below(mine, desc_.vocab_size);
+  if (is_rank0() && seconds_since(t0) > 2.0)
+    log_info("checked the token ids of ", shards.size(), " shards in ", format_duration(seconds_since(t0)));
+}
+
+strategy::MemoryBreakdown Trainer::predicted_memory() const { return strategy::rank_memory(memory_inputs()); }
+
+strategy::MemoryInputs Trainer::memory_inputs() const {
   const auto& t = cfg_.train();
   const auto& par = cfg_.parallel();
   const strategy::ModelSpec spec = strategy::model_spec(desc_, t.seq_len(), 0);
@@ -153,25 +155,56 @@ strategy::MemoryBreakdown Trainer::predicted_memory() const {
   in.batch = t.batch_size();
   in.seq_len = t.seq_len();
   in.recompute = {parse_recompute(t.recompute()), t.recompute_blocks()};
-  return strategy::rank_memory(in);
+  return in;
 }
 
-// Logs the predicted memory per rank and stops before allocating when it exceeds the budget.
+// Logs the predicted memory per rank and stops before allocating when it exceeds the budget or the
+// memory that is there: free device memory, or the host's available memory (MemAvailable, the
+// cgroup's limit) shared by the ranks on this host. Under overcommit a host allocation that does
+// not fit "succeeds" and the OOM killer ends the process later, without a word.
 void Trainer::check_memory_plan() const {
-  const strategy::MemoryBreakdown m = predicted_memory();
+  const strategy::MemoryInputs in = memory_inputs();  // once: a deep model's layout takes a while to build
+  const strategy::MemoryBreakdown m = strategy::rank_memory(in);
   const auto& t = cfg_.train();
   if (is_rank0())
     log_info("memory per rank (predicted): ", strategy::describe(m), " | recompute ",
              describe(Recompute{parse_recompute(t.recompute()), t.recompute_blocks()}, desc_.n_layer),
              " | optimizer state ", state_dtype_name(parse_state_dtype(cfg_.optimizer().state_dtype())));
   const uint64_t budget = t.memory_budget_bytes();
-  if (budget == 0 || m.total() <= double(budget)) return;
+  double limit = double(budget);
+  std::string limit_name = "the memory budget (train.memory_budget_bytes)";
+  const Device device = runner_->device().device;
+  if (runner_->is_cuda()) {
+    const double free = double(device_bytes_free(device));
+    if (budget == 0 || free < limit) limit = free, limit_name = "the free memory of " + runner_->name();
+  } else {
+    const HostMemory host = host_memory_available();
+    const int sharers = std::max(1, comm_.local_size());
+    const double share = double(host.available_bytes) / sharers;
+    if (budget == 0 || share < limit)
+      limit = share, limit_name = sharers > 1 ? str("this rank's share of the host's available memory (",
+                                                    host.limited_by, ", over ", sharers, " ranks on this host)")
+                                              : str("the host's available memory (", host.limited_by, ")");
+  }
+  // Every rank has measured before any allocates: the verdict's reduction is also a barrier.
+  uint32_t short_of_memory = m.total() > limit ? 1 : 0;
+  const uint32_t mine = short_of_memory;
+  if (comm_.size() > 1) comm_.all_reduce(&short_of_memory, 1, DType::kU32, parallel::ReduceOp::kMax)->wait();
+  if (!mine) return;
+  std::vector<std::pair<std::string, double>> parts = m.parts();
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string consumers;
+  for (size_t i = 0; i < std::min<size_t>(2, parts.size()); ++i)
+    consumers += str(i ? ", " : "", parts[i].first, " ", format_bytes(parts[i].second));
+  const std::string levers = strategy::levers_that_fit(in, limit);
   throw Error(ErrorKind::kMemory,
-              str("the run needs ", strategy::describe(m), " per rank, over the memory budget of ",
-                  format_bytes(double(budget)), "; the biggest consumer is '", m.biggest(), "'"),
-              "train.memory_budget_bytes",
-              "`topotrain plan --config <this config>` shows what fits; train.recompute=full shrinks activations, "
-              "optimizer.state_dtype=int8 the optimizer state, parallel.zero_stage=3 (with more ranks) the rest");
+              str("the run needs ", format_bytes(m.total()), " per rank, more than ", limit_name, ": ",
+                  format_bytes(limit), "; the biggest consumers are ", consumers),
+              budget > 0 && limit == double(budget) ? "train.memory_budget_bytes" : origin_,
+              levers.empty()
+                  ? str("the model's parameters and optimizer state alone do not fit: use a smaller model",
+                        comm_.size() > 1 ? "" : ", or more ranks with parallel.zero_stage=3")
+                  : "it would fit with " + levers + " (`topotrain plan --config <this config>` compares more)");
 }
 
 // The tokenizer for prompts and samples: data.tokenizer, else the one that came with init_from's
@@ -307,6 +340,36 @@ double Trainer::sum_in_rank_order(double mine) {
   return sum;
 }
 
+std::string Trainer::first_non_finite_tensor(const void* part, DType dtype) {
+  const ModelLayout layout = model_layout(desc_);
+  const int mine = parallel::first_non_finite_tensor(runner_->exec(), layout, reducer_->shard_layout(), part, dtype);
+  const auto n = uint32_t(layout.tensors.size());
+  uint32_t found = mine < 0 ? 0 : n - uint32_t(mine);  // the largest over ranks is the first tensor
+  if (comm_.size() > 1) comm_.all_reduce(&found, 1, DType::kU32, parallel::ReduceOp::kMax)->wait();
+  return found ? layout.tensors[n - found].name : "";
+}
+
+void Trainer::stop_diverged(int step, int skipped) {
+  std::string culprit = first_non_finite_tensor(optimizer_->fp32_params(shard_params()), DType::kF32);
+  if (!culprit.empty()) {
+    culprit = "parameter " + culprit;
+  } else {
+    const Tensor& grads = reducer_->shard_grads();
+    culprit = first_non_finite_tensor(grads.raw(), grads.dtype());
+    culprit = culprit.empty() ? "not found (the loss itself)" : "the gradient of " + culprit;
+  }
+  const auto good = list_checkpoints(ckpt_dir_);
+  throw Error(ErrorKind::kRuntime,
+              str("training diverged: the gradient norm was not finite at ", skipped, " steps in a row (steps ",
+                  step + 2 - skipped, "-", step + 1, ", no update made); the first non-finite tensor is ", culprit),
+              ckpt_dir_,
+              str(good.empty() ? std::string("no checkpoint was written yet: start again")
+                               : str("the checkpoints (newest: step ", good.back().first,
+                                     ") hold finite state: resume from one"),
+                  " with a lower optimizer.lr, more optimizer.warmup_steps or a tighter optimizer.grad_clip, or raise "
+                  "train.max_skipped_steps to ride out more skipped steps"));
+}
+
 float Trainer::average_over_ranks(float value) {
   if (comm_.size() == 1) return value;
   comm_.all_reduce(&value, 1, DType::kF32, parallel::ReduceOp::kAvg)->wait();
@@ -377,7 +440,8 @@ StepStats Trainer::step(int step) {
   const float scale = clip_scale(s.grad_norm, cfg_.optimizer().grad_clip());
   s.lr = schedule_.lr_at(step);
   if (sharded_params_) sharded_params_->invalidate();  // before the shard changes
-  if (scale > 0.0f)
+  s.skipped = !(scale > 0.0f);
+  if (!s.skipped)
     optimizer_->step(shard_params(), shard_grads.raw(), s.lr, scale);
   else if (is_rank0())
     log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
@@ -497,6 +561,7 @@ TrainSummary Trainer::train(bool resume) {
   TrainSummary summary;
   summary.steps_done = start_step;
   double ema_step_s = 0.0, ema_tps = 0.0;
+  int skipped_in_a_row = 0;
   for (int step = start_step; step < t.steps(); ++step) {
     const StepStats s = this->step(step);
     const double tps = double(tokens_per_step()) / s.total_s;
@@ -524,11 +589,15 @@ TrainSummary Trainer::train(bool resume) {
           .add("peak_memory_bytes", int64_t(memory_stats(runner_->device().device).peak_bytes));  // rank 0's, so far
       if (zero_stage() > 0) j.add("param_gather_s", s.param_gather_s);
       if (do_val) j.add("val_loss", val_loss);
+      if (s.skipped) j.add("skipped", true);
       metrics->write(j);
     }
     const int log_every = std::max(1, t.log_every());
     if (is_rank0() && (last || do_val || (step + 1) % log_every == 0 || step == start_step))
       print_progress(step, s, ema_tps, ema_step_s * (t.steps() - step - 1), val_loss);
+
+    skipped_in_a_row = s.skipped ? skipped_in_a_row + 1 : 0;
+    if (t.max_skipped_steps() > 0 && skipped_in_a_row >= t.max_skipped_steps()) stop_diverged(step, skipped_in_a_row);
 
     summary.steps_done = step + 1;
     summary.final_train_loss = s.loss;
@@ -549,6 +618,13 @@ TrainSummary Trainer::train(bool resume) {
 }
 
 void Trainer::save_checkpoint(int steps_done) {
+  // A checkpoint replaces older ones (checkpoint.keep): never let non-finite weights displace good ones.
+  const std::string bad = first_non_finite_tensor(optimizer_->fp32_params(shard_params()), DType::kF32);
+  if (!bad.empty())
+    throw Error(ErrorKind::kRuntime, str("parameter ", bad, " is not finite after step ", steps_done),
+                checkpoint_path(ckpt_dir_, steps_done),
+                "not writing this checkpoint, so the older ones stay; resume from the newest with a lower "
+                "optimizer.lr or a tighter optimizer.grad_clip");
   const Exec& exec = runner_->exec();
   const int64_t n = model_->num_params();
   const parallel::ShardLayout& shard = reducer_->shard_layout();
@@ -765,7 +841,34 @@ int Trainer::load_checkpoint(const std::string& path) {
   if (is_rank0() && state.world_size != comm_.size())
     log_info("checkpoint was written by ", state.world_size, " rank(s) (zero_stage ", state.zero_stage,
              "); resuming with ", comm_.size(), " (zero_stage ", zero_stage(), ")");
+  if (is_rank0()) log_config_changes(r.string("config"), path, state.world_size);
   return int(state.steps_done);
+}
+
+// Says what differs from the run that wrote the checkpoint: a changed batch size, learning rate or
+// data makes the resumed run something other than that run's continuation, which should not be a
+// surprise found later in the loss curve.
+void Trainer::log_config_changes(const std::string& written_config, const std::string& path,
+                                 int64_t written_world_size) const {
+  config::Config before;
+  try {
+    before = parse_config_text(written_config, path + " (its config)");
+  } catch (const Error& e) {
+    log_warn("cannot compare the config with the checkpoint's (", e.what(), ")");
+    return;
+  }
+  std::vector<std::string> changes;
+  for (const std::string& c : config_changes(before, cfg_))
+    if (c.rfind("logging.", 0) != 0) changes.push_back(c);  // where logs go changes nothing
+  const auto& t = before.train();
+  const int64_t written_tokens = int64_t(t.batch_size()) * t.seq_len() * t.grad_accum_steps() * written_world_size;
+  if (written_tokens != tokens_per_step())
+    changes.push_back(str("tokens per step: ", written_tokens, " -> ", tokens_per_step()));
+  if (changes.empty()) return;
+  std::string list;
+  for (const std::string& c : changes) list += "\n  " + c;
+  log_warn("resuming with a config that differs from the checkpoint's (", path,
+           "); from here the run is not the continuation of the one that wrote it:", list);
 }
 
 // How this run's error-feedback residuals are laid out: "int8 flat", "int8 hierarchical 2 nodes x 2

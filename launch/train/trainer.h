@@ -14,7 +14,6 @@
 // holds a whole fp32 copy of the model's state and a run resumes with any rank count or device.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +28,7 @@
 #include "data/text_codec.h"
 #include "launch/train/device_runner.h"
 #include "launch/train/step_stats.h"
+#include "launch/train/stop_signals.h"
 #include "launch/train/train_device.h"
 #include "optim/adamw.h"
 #include "optim/lr_schedule.h"
@@ -48,10 +48,6 @@ struct TrainSummary {
   double tokens_per_s = 0.0;
   bool interrupted = false;
 };
-
-// Set by SIGINT/SIGTERM (see install_stop_signal_handlers); the loop checkpoints and stops.
-extern std::atomic<bool> g_stop_requested;
-void install_stop_signal_handlers();
 
 class Trainer {
  public:
@@ -84,10 +80,12 @@ class Trainer {
   const TextCodec& codec() const { return codec_; }
   bool uses_random_data() const { return train_loader_ == nullptr; }
   strategy::MemoryBreakdown predicted_memory() const;  // per rank, by consumer (memory_model.h)
+  strategy::MemoryInputs memory_inputs() const;        // what predicted_memory() prices
 
  private:
   void build_model();
   void check_memory_plan() const;
+  void check_shard_ids(const std::vector<std::string>& shards) const;
   TextCodec run_codec() const;
   // This rank's part of the parameters: [begin, end) pieces of the flat buffer, as the reducer's
   // shard layout says; `fill` writes count fp32 values of the flat buffer from `begin` on.
@@ -100,6 +98,11 @@ class Trainer {
   // Issues the all-gather of updated parameter shards (ZeRO 1-2) and waits; returns its seconds.
   double all_gather_params();
   float average_over_ranks(float value);
+  // The first tensor, in buffer order, whose values in `part` (this rank's part of a flat buffer,
+  // as the shard layout says) are not all finite, over every rank; "" when all are. Collective.
+  std::string first_non_finite_tensor(const void* part, DType dtype);
+  // Ends the run after `skipped` consecutive skipped updates, naming the first non-finite tensor.
+  [[noreturn]] void stop_diverged(int step, int skipped);
   // Σ over ranks of one double per rank, added in rank order (identical on every rank).
   double sum_in_rank_order(double mine);
   bool is_rank0() const { return comm_.rank() == 0; }
@@ -109,7 +112,8 @@ class Trainer {
   // Mean loss of the batch in inputs_/targets_.
   float eval_loss();
   int load_checkpoint(const std::string& path);  // returns steps done
-  std::string error_feedback_layout() const;     // stored beside the residuals in checkpoints
+  void log_config_changes(const std::string& written_config, const std::string& path, int64_t written_world_size) const;
+  std::string error_feedback_layout() const;  // stored beside the residuals in checkpoints
   void load_residuals(CheckpointReader& r, int64_t writer_world_size);
   // Fills inputs_/targets_ with the next training batch; returns the seconds the step waited for it.
   double next_batch();

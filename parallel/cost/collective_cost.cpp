@@ -172,7 +172,7 @@ Cluster cluster_of(const topology::Topology& topo, int ranks) {
   const std::string where = topo.name().empty() ? std::string("topology") : "topology '" + topo.name() + "'";
   if (topo.nodes_size() == 0)
     throw Error(ErrorKind::kConfig, "topology has no nodes", where,
-                "use a preset (--preset) or a file written by `topotrain topology`");
+                "use a preset (--preset) or a file written by `topotrain probe --dump FILE`");
   if (ranks < 0) throw Error(ErrorKind::kConfig, str("rank count ", ranks, " is negative"), where);
   const int per_node = ranks_per_node_of(topo);
   const int topo_ranks = per_node * topo.nodes_size();

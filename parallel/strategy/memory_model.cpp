@@ -2,6 +2,7 @@
 #include "parallel/strategy/memory_model.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "core/allocator.h"
 #include "core/error.h"
@@ -48,6 +49,25 @@ std::string describe(const MemoryBreakdown& m) {
     first = false;
   }
   return out + ")";
+}
+
+std::string levers_that_fit(MemoryInputs in, double limit_bytes) {
+  std::string levers;
+  auto fits = [&] { return rank_memory(in).total() <= limit_bytes; };
+  auto pull = [&](bool applies, const std::string& words, const std::function<void()>& apply) {
+    if (!applies || fits()) return;
+    apply();
+    levers += (levers.empty() ? "" : " ") + words;
+  };
+  pull(in.desc && in.recompute.mode != RecomputeMode::kFull, "--set train.recompute=full", [&] {
+    in.recompute = {RecomputeMode::kFull, 0};
+  });
+  pull(in.state != StateDType::kInt8, "--set optimizer.state_dtype=int8", [&] { in.state = StateDType::kInt8; });
+  pull(in.ranks > 1 && in.zero_stage < 3, "--set parallel.zero_stage=3", [&] { in.zero_stage = 3; });
+  const int batch = in.batch;
+  while (in.desc && in.batch > 1 && !fits()) in.batch /= 2;
+  if (in.batch != batch) levers += str(levers.empty() ? "" : " ", "--set train.batch_size=", in.batch);
+  return fits() ? levers : "";
 }
 
 }  // namespace tt::strategy

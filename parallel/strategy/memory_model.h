@@ -50,6 +50,11 @@ struct MemoryBreakdown {
 
 MemoryBreakdown rank_memory(const MemoryInputs& in);
 
+// The settings that make `in` fit in limit_bytes, tried in this order and kept as they accumulate:
+// full activation recompute, int8 optimizer state, ZeRO-3 (several ranks), then halving the
+// micro-batch; as `--set field=value` words, "" when nothing would fit (the model is too big).
+std::string levers_that_fit(MemoryInputs in, double limit_bytes);
+
 // "1.20 GB (parameters 0.50, gradients 0.50, optimizer state 0.10, activations 0.10)".
 std::string describe(const MemoryBreakdown& m);
 

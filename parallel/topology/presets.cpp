@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/did_you_mean.h"
 #include "core/error.h"
 #include "parallel/topology/topology_io.h"
 
@@ -160,9 +161,11 @@ Topology preset_topology(const std::string& name) {
   }
   std::string valid;
   for (const std::string& n : preset_names()) valid += (valid.empty() ? "" : ", ") + n;
-  throw Error(ErrorKind::kConfig, "unknown topology preset '" + name + "'", "--preset",
-              str("valid presets: ", valid, "; also <N>x<node preset>-<network> for N = 2..", kMaxPresetNodes,
-                  " (`topotrain probe --list-presets`)"));
+  const std::string near = closest_name(name, preset_names());
+  throw Error(
+      ErrorKind::kConfig, "unknown topology preset '" + name + "'", "--preset",
+      str(near.empty() ? "" : "did you mean '" + near + "'? ", "valid presets: ", valid,
+          "; also <N>x<node preset>-<network> for N = 2..", kMaxPresetNodes, " (`topotrain probe --list-presets`)"));
 }
 
 double peak_bf16_tflops(const std::string& gpu_name) {

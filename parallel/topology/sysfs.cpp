@@ -78,6 +78,8 @@ int pcie_gen_from_speed(const std::string& speed) {
   return 0;
 }
 
+constexpr int kMaxCpus = 1 << 16;
+
 std::vector<int> parse_cpulist(const std::string& list) {
   std::vector<int> cpus;
   std::stringstream ss(list);
@@ -89,7 +91,9 @@ std::vector<int> parse_cpulist(const std::string& list) {
     const size_t dash = item.find('-');
     const int lo = to_int(item.substr(0, dash), -1);
     const int hi = dash == std::string::npos ? lo : to_int(item.substr(dash + 1), -1);
-    if (lo < 0 || hi < lo) return {};
+    // Linux numbers CPUs below 2^16 (NR_CPUS); a larger one is damage, and would have "0-2000000000"
+    // expand into billions of entries (and ++c overflow at INT_MAX).
+    if (lo < 0 || hi < lo || hi >= kMaxCpus) return {};
     for (int c = lo; c <= hi; ++c) cpus.push_back(c);
   }
   return cpus;

@@ -20,7 +20,7 @@ std::string normalize_pci_bus_id(const std::string& id);
 int pcie_gen_from_speed(const std::string& speed);
 
 // Linux cpulist format: "0-3,8,10-11" -> {0,1,2,3,8,10,11}; whitespace/newline tolerated. Empty
-// when malformed (a reversed range or a non-number anywhere).
+// when malformed (a reversed range, a non-number or a CPU number of 65536 or more anywhere).
 std::vector<int> parse_cpulist(const std::string& list);
 
 struct PciDeviceInfo {

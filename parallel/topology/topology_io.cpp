@@ -204,7 +204,12 @@ void validate_topology(const Topology& t, const std::string& where) {
   auto non_negative = [&](const std::string& field, double v) {
     if (!std::isfinite(v) || v < 0) bad(str(field, " = ", v, " must be finite and >= 0"));
   };
+  if (t.nodes_size() == 0) bad("it describes no nodes (an empty file?)");
   if (t.gpus_per_node() < 0) bad(str("gpus_per_node = ", t.gpus_per_node()));
+  for (int i = 0; i < t.nodes_size(); ++i)
+    if (t.nodes(i).gpus_size() > 0 && t.nodes(i).gpus_size() != t.gpus_per_node())
+      bad(str("gpus_per_node = ", t.gpus_per_node(), " but node ", i, " lists ", t.nodes(i).gpus_size(),
+              " GPU(s); every node must list gpus_per_node GPUs (or none, for CPU ranks)"));
   if (t.ranks_per_node() < 0) bad(str("ranks_per_node = ", t.ranks_per_node()));
   non_negative("intra_node_busbw_gbps", t.intra_node_busbw_gbps());
   non_negative("inter_node_busbw_gbps", t.inter_node_busbw_gbps());

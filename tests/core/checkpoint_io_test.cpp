@@ -3,6 +3,7 @@
 #include "core/checkpoint_io.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -229,6 +230,17 @@ TEST(CheckpointIo, TruncationAndBadMagic) {
                {"cannot open", "missing.ckpt"});
 }
 
+// Found by tests/fuzz (checkpoint): a section header that runs into the footer made the length
+// check wrap, and a 44-byte file asked for a 4 GB section buffer.
+TEST(CheckpointIo, SectionHeaderRunningIntoTheFooterIsCorruption) {
+  TempDir dir;
+  const std::string path = dir.file("a.ckpt");
+  test::write_file(path, test::read_file(std::string(TT_SOURCE_DIR) +
+                                         "/tests/fuzz/regressions/checkpoint/section_header_into_footer.ckpt"));
+  expect_error([&] { CheckpointReader r(path); }, ErrorKind::kCheckpoint, {path, "runs into the footer"});
+  expect_error([&] { verify_checkpoint(path); }, ErrorKind::kCheckpoint, {"runs into the footer"});
+}
+
 TEST(CheckpointIo, DirectoryHelpers) {
   TempDir dir;
   EXPECT_EQ(checkpoint_path(dir.path(), 42), dir.path() + "/step_00000042.ckpt");
@@ -252,14 +264,21 @@ TEST(CheckpointIo, DirectoryHelpers) {
   std::filesystem::resize_file(checkpoint_path(dir.path(), 300), 50);
   EXPECT_EQ(newest_complete_checkpoint(dir.path()), checkpoint_path(dir.path(), 100));
 
+  // Another process's temp file is an interrupted write's leftover (the run directory has one
+  // writer): pruning removes it, even with keep 0. This process's own, and other names, stay.
+  const std::string own_tmp = checkpoint_path(dir.path(), 6000) + ".tmp." + std::to_string(::getpid());
+  test::write_file(own_tmp, "in progress");
   prune_checkpoints(dir.path(), 0);
   EXPECT_EQ(list_checkpoints(dir.path()).size(), 4u);
+  EXPECT_FALSE(std::filesystem::exists(checkpoint_path(dir.path(), 5000) + ".tmp.1234"));
+  EXPECT_TRUE(std::filesystem::exists(own_tmp));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("notes.txt")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("step_abc.ckpt")));
   prune_checkpoints(dir.path(), 2);
   list = list_checkpoints(dir.path());
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0].first, 300);
   EXPECT_EQ(list[1].first, 4000);
-  EXPECT_TRUE(std::filesystem::exists(checkpoint_path(dir.path(), 5000) + ".tmp.1234"));
   prune_checkpoints(dir.path(), 5);
   EXPECT_EQ(list_checkpoints(dir.path()).size(), 2u);
   expect_error([&] { prune_checkpoints(dir.path(), -1); }, ErrorKind::kConfig, {"keep"});
@@ -269,6 +288,20 @@ TEST(CheckpointIo, DuplicateSectionIsABug) {
   CheckpointWriter w;
   w.add_string("a", "1");
   expect_error([&] { w.add_string("a", "2"); }, ErrorKind::kInternal, {"duplicate", "'a'"});
+}
+
+// A checkpoint that cannot be written (disk full, read-only or missing directory) is a checkpoint
+// error (exit 4) naming the file, not a generic runtime error, and leaves nothing behind.
+TEST(CheckpointIo, WriteFailureIsACheckpointErrorNamingTheFile) {
+  TempDir dir;
+  const std::string path = dir.file("missing/step_00000004.ckpt");
+  expect_error([&] { write_sample(path); }, ErrorKind::kCheckpoint, {path, "No such file or directory"});
+  EXPECT_FALSE(std::filesystem::exists(dir.file("missing")));
+  // A failing producer is not an I/O failure of the file: its own error propagates unchanged.
+  CheckpointWriter w;
+  w.add_streamed("params", 8, [](const CheckpointWriter::Sink&) { throw Error(ErrorKind::kRuntime, "peer died"); });
+  expect_error([&] { w.write(dir.file("step_00000008.ckpt")); }, ErrorKind::kRuntime, {"peer died"});
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "a temp file was left behind";
 }
 
 // ---- core/fs -------------------------------------------------------------------------------

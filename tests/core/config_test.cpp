@@ -160,16 +160,13 @@ TEST(Config, FillDefaultsIsIdempotentAndKeepsSetValues) {
 }
 
 TEST(Config, ExplicitZeroIsRespected) {
-  std::string text = base_with("optimizer { lr: 0.001 }",
-                               "optimizer { lr: 0.001 grad_clip: 0 beta1: 0 }\n"
-                               "logging { run_dir: \"\" }");
+  std::string text = base_with("optimizer { lr: 0.001 }", "optimizer { lr: 0.001 grad_clip: 0 beta1: 0 }");
   text = text.replace(text.find("steps: 10"), 9, "steps: 10 seed: 0 log_every: 0");
   config::Config cfg = parse_config_text(text, "test.pbtxt");
   EXPECT_EQ(cfg.optimizer().grad_clip(), 0.0f);  // clipping off, not the default 1.0
   EXPECT_EQ(cfg.optimizer().beta1(), 0.0f);
   EXPECT_EQ(cfg.train().seed(), 0u);
   EXPECT_EQ(cfg.train().log_every(), 0);
-  EXPECT_EQ(cfg.logging().run_dir(), "");
   // The same through --set.
   cfg = parse_config_text(kBase, "test.pbtxt", {"optimizer.grad_clip=0", "train.seed=0"});
   EXPECT_EQ(cfg.optimizer().grad_clip(), 0.0f);
@@ -476,6 +473,54 @@ TEST(Config, OverrideFixesAnInvalidFile) {
   config::Config cfg =
       parse_config_text(base_with("seq_len: 16", "seq_len: 128"), "test.pbtxt", {"model.max_seq_len=128"});
   EXPECT_EQ(cfg.model().max_seq_len(), 128);
+}
+
+}  // namespace
+}  // namespace tt
+
+namespace tt {
+namespace {
+
+// ---- every problem at once, a byte order mark, bounds, changes ---------------------------------
+
+TEST(ConfigReliability, EveryLineLevelParseErrorIsReportedAtOnce) {
+  std::string text = base_with("n_layer: 2", "n_layers: 2");
+  text.replace(text.find("batch_size: 2"), 13, "batch_size: \"x\"");
+  const std::string msg = parse_error(text);
+  EXPECT_HAS(msg, "2 problems in the config:");
+  EXPECT_HAS(msg, "test.pbtxt:2:3: unknown field 'n_layers'");
+  EXPECT_HAS(msg, "test.pbtxt:9:");
+  EXPECT_HAS(msg, "batch_size");
+}
+
+TEST(ConfigReliability, AnErrorOnABlockLineStopsTheSearchInsteadOfReportingPhantoms) {
+  const std::string msg = parse_error(base_with("train {", "trian {"));
+  EXPECT_HAS(msg, "test.pbtxt:8:1: unknown field 'trian'");
+  EXPECT_EQ(msg.find("problems in the config"), std::string::npos) << msg;
+}
+
+TEST(ConfigReliability, AUtf8ByteOrderMarkIsSkipped) {
+  const config::Config cfg = parse_config_text("\xEF\xBB\xBF" + kBase, "bom.pbtxt");
+  EXPECT_EQ(cfg.model().n_layer(), 2);
+}
+
+TEST(ConfigReliability, SizesBeyondAnyModelAndAnEmptyRunDirAreReportedTogether) {
+  const std::string msg = parse_error(kBase, {"model.n_embd=1073741824", "model.vocab_size=2147483647",
+                                              "logging.run_dir=", "train.max_skipped_steps=-1"});
+  EXPECT_HAS(msg, "model.n_embd (1073741824) is over the largest supported value, 131072");
+  EXPECT_HAS(msg, "model.vocab_size (2147483647) is over the largest supported value, 16777216");
+  EXPECT_HAS(msg, "logging.run_dir is empty");
+  EXPECT_HAS(msg, "train.max_skipped_steps must be >= 0");
+}
+
+TEST(ConfigReliability, ChangesListTheFieldsThatDiffer) {
+  const config::Config a = parse_config_text(kBase, "a");
+  const config::Config b = parse_config_text(kBase, "b", {"train.batch_size=4", "optimizer.lr=0.01"});
+  const std::vector<std::string> changes = config_changes(a, b);
+  ASSERT_EQ(changes.size(), 2u) << ::testing::PrintToString(changes);
+  EXPECT_EQ(changes[0], "train.batch_size: 2 -> 4");
+  EXPECT_EQ(changes[1], "optimizer.lr: 0.001 -> 0.01");
+  EXPECT_TRUE(config_changes(a, a).empty());
 }
 
 }  // namespace

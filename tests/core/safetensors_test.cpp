@@ -127,5 +127,18 @@ TEST(Safetensors, DamagedFilesNameTheFileAndTensor) {
   }
 }
 
+// Found by tests/fuzz (safetensors): a shape whose element count overflows int64 (here 2^64, which
+// wraps to 0 and so matched an empty span) is refused, not read.
+TEST(Safetensors, ShapeWhoseElementCountOverflowsIsDamage) {
+  test::TempDir dir;
+  const std::vector<uint8_t> data(16, 0);
+  write_raw(dir.file("wrap"), R"({"x":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", data);
+  std::string e = open_error(dir.file("wrap"));
+  EXPECT_NE(e.find("more elements than the file has bytes"), std::string::npos) << e;
+  EXPECT_NE(e.find("tensor 'x'"), std::string::npos) << e;
+  write_raw(dir.file("big"), R"({"x":{"dtype":"F32","shape":[1000000,1000000],"data_offsets":[0,16]}})", data);
+  EXPECT_NE(open_error(dir.file("big")).find("more elements"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tt

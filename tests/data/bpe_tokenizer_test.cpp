@@ -434,6 +434,22 @@ TEST(BpeTokenizerErrors, HuggingFaceFiles) {
   j.erase("model");
   EXPECT_EQ(where_of(j, &what), path);
 
+  // Found by tests/fuzz (bpe_hf, bpe_openai): an id far beyond the number of tokens listed is
+  // refused; it used to size the id table (4e9 entries: an out-of-memory abort).
+  j = ok;
+  j["model"]["vocab"]["\xc4\xa0"] = 4000000000u;
+  EXPECT_EQ(where_of(j, &what), path);
+  EXPECT_NE(what.find("far beyond"), std::string::npos) << what;
+  j = ok;
+  j["added_tokens"] = json::array({{{"id", 3000000000u}, {"content", "<|x|>"}}});
+  EXPECT_EQ(where_of(j, &what), path);
+  json huge = toy_vocab();
+  huge["<|endoftext|>"] = 4294967294u;
+  EXPECT_EQ(catch_where([&] { BpeTokenizer::from_openai_files(huge.dump(), "#version: 0.2\n", "mem"); },
+                        ErrorKind::kData, &what),
+            "mem [encoder.json]");
+  EXPECT_NE(what.find("far beyond"), std::string::npos) << what;
+
   // A working one loads; without <|endoftext|>, eot_id() is a data error.
   test::write_file(path, ok.dump());
   const BpeTokenizer t = BpeTokenizer::load(path);

@@ -206,6 +206,35 @@ TEST(Weights, DamagedOrForeignInputNamesTheFileAndTensor) {
   EXPECT_NE(e.find("run past"), std::string::npos) << e;
   EXPECT_NE(e.find("model.safetensors (tensor '"), std::string::npos) << e;
 
+  // Found by tests/fuzz (hf_config, hf_index): fields of the wrong type or out of int's range, and a
+  // weight_map entry that is not a file name, are damage named in config.json / the index, not a
+  // JSON library exception or an undefined float-to-int conversion.
+  for (const auto& field : std::vector<std::pair<std::string, json>>{{"num_hidden_layers", 1e300},
+                                                                     {"num_attention_heads", 2.5},
+                                                                     {"model_type", 5},
+                                                                     {"hidden_act", json::array()},
+                                                                     {"rms_norm_eps", "x"},
+                                                                     {"head_dim", -1e20}}) {
+    const std::string& name = field.first;
+    const json& value = field.second;
+    const std::string bad = damaged(dir, "type_" + name, "llama-gqa-tiny", [&](const std::string& d) {
+      json c = json::parse(test::read_file(d + "/config.json"));
+      c[name] = value;
+      std::ofstream(d + "/config.json") << c.dump();
+    });
+    e = error_of([&] { open_weights(bad); });
+    EXPECT_NE(e.find(name), std::string::npos) << name << ": " << e;
+    EXPECT_NE(e.find("config.json"), std::string::npos) << e;
+  }
+  const std::string bad_index = damaged(dir, "bad_index", "llama-bf16-shards", [](const std::string& d) {
+    json j = json::parse(test::read_file(d + "/model.safetensors.index.json"));
+    j["weight_map"]["model.norm.weight"] = 7;
+    std::ofstream(d + "/model.safetensors.index.json") << j.dump();
+  });
+  e = error_of([&] { open_weights(bad_index); });
+  EXPECT_NE(e.find("model.norm.weight"), std::string::npos) << e;
+  EXPECT_NE(e.find("not a file name"), std::string::npos) << e;
+
   // NaN weights: the file is fine, the values are not. Written through the writer, so only the
   // value is wrong.
   const ModelDesc d = llama_desc(1, 2, 2, 16, 50, 8, 24);

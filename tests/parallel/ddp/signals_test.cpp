@@ -3,11 +3,9 @@
 // one rank ends the job within a bound with output naming the dead rank, whether mpirun or our own
 // watchdog notices first.
 //
-// Design: mpirun is started directly (fork + exec, output to a file) so the test knows its pid and
-// can find rank 1 among its descendants by OMPI_COMM_WORLD_RANK in /proc/<pid>/environ; the
-// trigger to signal is the number of records in metrics.jsonl (written unbuffered by rank 0), not
-// wall-clock sleeps. A guard SIGKILLs mpirun and everything below it if a test bails out early
-// (ORTE puts every rank in its own process group, so the descendants are walked, not a group).
+// Design: mpirun runs as a BackgroundJob (tests/process_util.h), which finds rank 1 among its
+// descendants and SIGKILLs the whole job if a test bails out early; the trigger to signal is the
+// number of records in metrics.jsonl (written unbuffered by rank 0), not wall-clock sleeps.
 //
 // Observed contract of OpenMPI 4.1 (asserted below; its messages name the launcher as invoked,
 // "mpirun" or "mpiexec"):
@@ -24,158 +22,22 @@
 //    MPI_Aborts; mpirun still exits 137 (rank 1's signal was the first failure).
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <regex>
-#include <set>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "tests/process_util.h"
 #include "tests/test_util.h"
 
 namespace tt::test {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 bool has(const std::string& out, const std::string& s) { return out.find(s) != std::string::npos; }
-
-size_t count_lines(const std::string& path) {
-  std::ifstream f(path);
-  size_t n = 0;
-  std::string line;
-  while (std::getline(f, line)) ++n;
-  return n;
-}
-
-// pid -> parent pid for every process in /proc.
-std::map<pid_t, pid_t> parent_map() {
-  std::map<pid_t, pid_t> parents;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream st(e.path() / "stat");
-    std::string stat;
-    if (!std::getline(st, stat)) continue;
-    const size_t close = stat.rfind(')');  // comm may contain spaces and parentheses
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    char state;
-    pid_t ppid;
-    if (rest >> state >> ppid) parents[pid_t(std::stol(name))] = ppid;
-  }
-  return parents;
-}
-
-std::vector<pid_t> descendants(pid_t root) {
-  const auto parents = parent_map();
-  std::vector<pid_t> out;
-  for (const auto& [pid, ppid] : parents) {
-    for (pid_t p = ppid; p > 1;) {
-      if (p == root) {
-        out.push_back(pid);
-        break;
-      }
-      const auto it = parents.find(p);
-      if (it == parents.end()) break;
-      p = it->second;
-    }
-  }
-  return out;
-}
-
-// The descendant of `root` whose environment says OMPI_COMM_WORLD_RANK=<rank>, or -1.
-pid_t find_rank_pid(pid_t root, int rank) {
-  const std::string want = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
-  for (pid_t pid : descendants(root)) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-    std::string var;
-    while (std::getline(f, var, '\0'))
-      if (var == want) return pid;
-  }
-  return -1;
-}
-
-// mpirun started in the background with stdout+stderr going to a file; killed with everything it
-// started if still running when destroyed.
-class BackgroundJob {
- public:
-  BackgroundJob(const std::string& command, const std::string& log_path) : log_path_(log_path) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* out = std::freopen(log_path.c_str(), "w", stdout);
-      if (!out || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(127);
-      execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  ~BackgroundJob() {
-    if (pid_ <= 0 || done_) return;
-    for (pid_t p : descendants(pid_)) kill(p, SIGKILL);
-    kill(pid_, SIGKILL);
-    int status;
-    waitpid(pid_, &status, 0);
-  }
-  BackgroundJob(const BackgroundJob&) = delete;
-  BackgroundJob& operator=(const BackgroundJob&) = delete;
-
-  pid_t pid() const { return pid_; }
-  bool started() const { return pid_ > 0; }
-  std::string output() const {
-    std::error_code ec;
-    return fs::exists(log_path_, ec) ? read_file(log_path_) : "";
-  }
-  // Exit code as the shell reports it (128 + signal), or -1 when still running after timeout_s.
-  int wait(double timeout_s) {
-    const auto t0 = Clock::now();
-    while (seconds_since(t0) < timeout_s) {
-      int status;
-      const pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        done_ = true;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return -1;
-  }
-  // True once `ready()` holds; false when the job ended or timeout_s passed first.
-  template <typename Pred>
-  bool wait_until(Pred ready, double timeout_s) {
-    const auto t0 = Clock::now();
-    while (seconds_since(t0) < timeout_s) {
-      if (ready()) return true;
-      int status;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        done_ = true;
-        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-  }
-  bool ended_early() const { return done_; }
-  int early_exit_code() const { return exit_code_; }
-
- private:
-  std::string log_path_;
-  pid_t pid_ = -1;
-  bool done_ = false;
-  int exit_code_ = -1;
-};
 
 class DdpSignals : public ::testing::Test {
  protected:

@@ -29,6 +29,11 @@ TEST(Sysfs, Cpulists) {
   EXPECT_TRUE(parse_cpulist("").empty());
   EXPECT_TRUE(parse_cpulist("3-1").empty());
   EXPECT_TRUE(parse_cpulist("0-x").empty());
+  // Found by tests/fuzz (sysfs): a range of a billion CPUs (or up to INT_MAX, where the loop counter
+  // overflowed) is damage, not a list to expand.
+  EXPECT_TRUE(parse_cpulist("0-1111111111").empty());
+  EXPECT_TRUE(parse_cpulist("2147483647").empty());
+  EXPECT_EQ(parse_cpulist("65535"), (std::vector<int>{65535}));
   EXPECT_EQ(parse_cpulist("0-55,112-167").size(), 112u);
 }
 
