@@ -41,8 +41,15 @@ class TmpfsMount {
   bool mounted() const { return mounted_; }
   const std::string& error() const { return error_; }
   // mount -o remount,<options> (e.g. "size=64m", "ro", "rw").
+  // A killed job's ranks may still be closing their files for a moment ("mount point is busy"):
+  // retry for up to 10 s.
   bool remount(const std::string& options) {
-    const auto r = run_command("mount -o remount," + options + " " + dir_);
+    CommandResult r;
+    for (int attempt = 0; attempt < 40; ++attempt) {
+      r = run_command("mount -o remount," + options + " " + dir_);
+      if (r.exit_code == 0 || r.output.find("busy") == std::string::npos) break;
+      run_command("sleep 0.25");
+    }
     EXPECT_EQ(r.exit_code, 0) << "remount," << options << ": " << r.output;
     return r.exit_code == 0;
   }

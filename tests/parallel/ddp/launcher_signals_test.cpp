@@ -89,28 +89,28 @@ class LauncherSignals : public ::testing::Test {
 TempDir* LauncherSignals::dir_ = nullptr;
 std::map<int, std::string>* LauncherSignals::reference_ = nullptr;
 
-// SIGUSR1 (what a scheduler should send, e.g. Slurm's --signal=USR1@120): mpirun forwards it to every
-// rank and waits, however long the checkpoint takes.
-TEST_F(LauncherSignals, Sigusr1ToMpirunStopsAtOneStepWithACheckpointThatResumesBitForBit) {
+// One reference run serves all three ways (ctest runs each test in its own process):
+// - SIGUSR1 (what a scheduler should send, e.g. Slurm's --signal=USR1@120): mpirun forwards it to
+//   every rank and waits, however long the checkpoint takes;
+// - Ctrl-C on mpirun's terminal, which reaches mpirun alone (ORTE puts each rank in its own process
+//   group), and SIGTERM to mpirun: with odls_base_sigkill_timeout set, the ranks get SIGTERM that
+//   long after the signal and have as long again to stop.
+TEST_F(LauncherSignals, EveryWayOfSignallingMpirunEndsInACheckpointThatResumesBitForBit) {
   stop_and_resume("usr1", SIGUSR1, "");
-}
-
-// Ctrl-C on mpirun's terminal reaches mpirun alone (ORTE puts each rank in its own process group).
-TEST_F(LauncherSignals, CtrlCToMpirunWithASigkillTimeoutStopsWithACheckpoint) {
   stop_and_resume("sigint", SIGINT, "--mca odls_base_sigkill_timeout 3");
-}
-
-TEST_F(LauncherSignals, SigtermToMpirunWithASigkillTimeoutStopsWithACheckpoint) {
   stop_and_resume("sigterm", SIGTERM, "--mca odls_base_sigkill_timeout 3");
 }
 
 // Without the timeout, the ranks are told how to get a stop checkpoint.
-TEST_F(LauncherSignals, DefaultMpirunSaysHowToStopWithACheckpoint) {
-  auto r =
-      run_command("timeout 120 " + std::string(TT_MPIRUN) + " -np 2 " + TT_BINARY + " train --config " + source_dir() +
-                  "/examples/gpt2-tiny-synth.pbtxt --set data.train=" + dir_->file("data/train.bin") +
-                  " --set data.val= --set logging.run_dir=" + dir_->file("warned") +
-                  " --set model.vocab_size=16 --set train.steps=2 --set optimizer.warmup_steps=1");
+TEST(LauncherSignalsWarning, DefaultMpirunSaysHowToStopWithACheckpoint) {
+  TempDir dir;
+  auto data = run_command(std::string(TT_BINARY) + " data synth --out " + dir.file("data") +
+                          " --vocab 16 --order 2 --seed 3 --train-tokens 20000 --val-tokens 2000");
+  ASSERT_EQ(data.exit_code, 0) << data.output;
+  auto r = run_command("timeout 120 " + std::string(TT_MPIRUN) + " -np 2 " + TT_BINARY + " train --config " +
+                       source_dir() + "/examples/gpt2-tiny-synth.pbtxt --set data.train=" + dir.file("data/train.bin") +
+                       " --set data.val= --set logging.run_dir=" + dir.file("warned") +
+                       " --set model.vocab_size=16 --set train.steps=2 --set optimizer.warmup_steps=1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--mca odls_base_sigkill_timeout 10"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("kill -USR1"), std::string::npos) << r.output;

@@ -79,14 +79,19 @@ TEST(TopologyIo, BadFilesAreConfigErrorsNamingTheFile) {
   expect_config_error(dir.file("unknown.json"), "bogus");
   // Valid syntax, invalid references.
   test::write_file(dir.file("dangling.pbtxt"),
-                   "nodes { hostname: \"a\" gpus { index: 0 } }\n"
+                   "gpus_per_node: 1\nnodes { hostname: \"a\" gpus { index: 0 } }\n"
                    "links { kind: LINK_NVLINK node_a: 0 gpu_a: 0 node_b: 0 gpu_b: 1 bandwidth_gbps: 1 }\n");
   expect_config_error(dir.file("dangling.pbtxt"), "links[0].gpu_b = 1");
   test::write_file(dir.file("node.pbtxt"),
                    "nodes { }\nlinks { kind: LINK_NETWORK node_a: 0 gpu_a: -1 node_b: 2 gpu_b: -1 }\n");
   expect_config_error(dir.file("node.pbtxt"), "links[0].node_b = 2");
-  test::write_file(dir.file("negative.pbtxt"), "intra_node_busbw_gbps: -3\n");
+  test::write_file(dir.file("negative.pbtxt"), "nodes { }\nintra_node_busbw_gbps: -3\n");
   expect_config_error(dir.file("negative.pbtxt"), "intra_node_busbw_gbps");
+  // An empty file, and GPUs listed that gpus_per_node does not count.
+  test::write_file(dir.file("empty.pbtxt"), "");
+  expect_config_error(dir.file("empty.pbtxt"), "no nodes");
+  test::write_file(dir.file("uncounted.pbtxt"), "gpus_per_node: 0\nnodes { gpus { index: 0 } gpus { index: 1 } }\n");
+  expect_config_error(dir.file("uncounted.pbtxt"), "gpus_per_node = 0 but node 0 lists 2 GPU(s)");
 }
 
 TEST(TopologyIo, DescribeNamesWhatMatters) {
