@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "core/did_you_mean.h"
+#include "core/step_range.h"
 
 namespace tt {
 
@@ -32,19 +33,10 @@ using FieldLocations = std::map<std::string, std::string>;  // "train.steps" -> 
 constexpr const char* kDefaultArch = "gpt2";
 constexpr const char* kDefaultRunDir = "runs/default";
 
-// Upper bounds of the model's sizes (see Checker::at_most).
-constexpr long long kMaxLayers = 1 << 20;
-constexpr long long kMaxWidth = 1 << 17;
-constexpr long long kMaxVocab = 1 << 24;
-constexpr long long kMaxSeqLen = 1 << 22;
+// The largest micro-batch (see Checker::at_most; the model's bounds are model_limits in config.h).
 constexpr long long kMaxBatch = 1 << 16;
 
 // ---- names and suggestions ---------------------------------------------------------------------
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\r\n");
@@ -533,20 +525,22 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   required("model.vocab_size", model.vocab_size(), "tokens in the vocabulary, e.g. vocab_size: 50257 for GPT-2");
   required("model.max_seq_len", model.max_seq_len(),
            "longest sequence (position embedding size), e.g. max_seq_len: 1024");
-  c.at_most("model.n_layer", model.n_layer(), kMaxLayers, "the largest published models have under 200 blocks");
-  c.at_most("model.n_head", model.n_head(), kMaxWidth, "attention heads per block");
-  c.at_most("model.n_kv_head", model.n_kv_head(), kMaxWidth, "key/value heads per block");
-  c.at_most("model.n_embd", model.n_embd(), kMaxWidth, "Llama 3 405B has n_embd 16384");
-  c.at_most("model.head_dim", model.head_dim(), kMaxWidth, "channels per head, usually 64-256");
-  c.at_most("model.mlp_hidden", model.mlp_hidden(), 4 * kMaxWidth, "Llama 3 405B has 53248");
-  c.at_most("model.vocab_size", model.vocab_size(), kMaxVocab, "the largest published vocabularies have ~256K tokens");
-  c.at_most("model.max_seq_len", model.max_seq_len(), kMaxSeqLen, "positions of the longest sequence");
+  c.at_most("model.n_layer", model.n_layer(), model_limits::kLayers,
+            "the largest published models have under 200 blocks");
+  c.at_most("model.n_head", model.n_head(), model_limits::kWidth, "attention heads per block");
+  c.at_most("model.n_kv_head", model.n_kv_head(), model_limits::kWidth, "key/value heads per block");
+  c.at_most("model.n_embd", model.n_embd(), model_limits::kWidth, "Llama 3 405B has n_embd 16384");
+  c.at_most("model.head_dim", model.head_dim(), model_limits::kWidth, "channels per head, usually 64-256");
+  c.at_most("model.mlp_hidden", model.mlp_hidden(), model_limits::kMlpHidden, "Llama 3 405B has 53248");
+  c.at_most("model.vocab_size", model.vocab_size(), model_limits::kVocab,
+            "the largest published vocabularies have ~256K tokens");
+  c.at_most("model.max_seq_len", model.max_seq_len(), model_limits::kSeqLen, "positions of the longest sequence");
   c.at_most("train.batch_size", train.batch_size(), kMaxBatch, "sequences per micro-batch");
   const int64_t heads = std::max<int64_t>(model.n_head(), model.n_kv_head());
-  if (model.head_dim() > 0 && heads * model.head_dim() > kMaxWidth)
+  if (model.head_dim() > 0 && heads * model.head_dim() > model_limits::kWidth)
     c.add("model.head_dim",
           str("model.n_head × model.head_dim (", heads * model.head_dim(), ") is over the largest supported width, ",
-              kMaxWidth),
+              model_limits::kWidth),
           "the attention width is n_head × head_dim; check both");
   if (model.head_dim() < 0)
     c.add("model.head_dim", str("model.head_dim must be >= 0 (got ", model.head_dim(), ")"), "0 means n_embd / n_head");
@@ -612,6 +606,17 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
     c.add("train.recompute_blocks",
           str("train.recompute_blocks (", train.recompute_blocks(), ") exceeds model.n_layer (", model.n_layer(), ")"),
           "use at most model.n_layer blocks, or 0 for all of them");
+
+  StepRange trace_range;
+  std::string trace_error;
+  if (!parse_step_range(train.trace_steps(), &trace_range, &trace_error))
+    c.add("train.trace_steps", "train.trace_steps: " + trace_error,
+          "e.g. trace_steps: \"20-22\" (steps 20 to 22) or \"5\"; leave it unset for no trace");
+  else if (!trace_range.empty() && train.steps() > 0 && trace_range.first > train.steps())
+    c.add("train.trace_steps",
+          str("train.trace_steps \"", train.trace_steps(), "\" starts after the last step (train.steps is ",
+              train.steps(), ")"),
+          "trace steps within 1..train.steps");
 
   if (cfg.data().train().empty())
     c.add("data.train", "data.train is not set",
@@ -767,6 +772,7 @@ void fill_defaults(config::Config& cfg) {
 
   config::LoggingConfig& logging = *cfg.mutable_logging();
   if (!logging.has_run_dir()) logging.set_run_dir(kDefaultRunDir);
+  if (!logging.has_tensorboard()) logging.set_tensorboard(true);
 
   config::ParallelConfig& parallel = *cfg.mutable_parallel();
   // With strategy "auto" the planner fills the strategy fields the user left unset (launch/).

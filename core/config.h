@@ -15,6 +15,17 @@
 
 namespace tt {
 
+// The largest model sizes topotrain accepts, from a config and from imported weights alike: far above
+// any published model (Llama 3 405B: 126 blocks, n_embd 16384, MLP 53248, vocabulary 128256), and
+// small enough that every size derived from them fits int64 arithmetic.
+namespace model_limits {
+constexpr long long kLayers = 1 << 20;
+constexpr long long kWidth = 1 << 17;  // n_embd, heads, head_dim, n_head × head_dim
+constexpr long long kMlpHidden = 4 * kWidth;
+constexpr long long kVocab = 1 << 24;
+constexpr long long kSeqLen = 1 << 22;
+}  // namespace model_limits
+
 // Reads `path` (text-format tt.config.Config), then behaves as parse_config_text with `path` as
 // the origin. A missing or unreadable file is a kConfig error naming the path.
 config::Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});

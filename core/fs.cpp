@@ -144,7 +144,7 @@ void atomic_write_string(const std::string& path, std::string_view content) {
   atomic_write_file(path, [&](FileWriter& w) { w.write(content); });
 }
 
-void ensure_dir(const std::string& path) {
+void ensure_dir(const std::string& path, ErrorKind kind) {
   if (path.empty()) return;
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -152,7 +152,7 @@ void ensure_dir(const std::string& path) {
   fs::create_directories(path, ec);
   if (ec || !fs::is_directory(path)) {
     std::string why = ec ? ec.message() : "a component exists and is not a directory";
-    throw Error(ErrorKind::kRuntime, "cannot create directory: " + why, path,
+    throw Error(kind, "cannot create directory: " + why, path,
                 "check that every component of the path is a directory you may write to");
   }
 }

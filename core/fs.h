@@ -58,9 +58,9 @@ void atomic_write_file(const std::string& path, const std::function<void(FileWri
 // atomic_write_file for an in-memory string.
 void atomic_write_string(const std::string& path, std::string_view content);
 
-// mkdir -p. Throws tt::Error(kRuntime) naming the path when it cannot be created or a component
-// exists and is not a directory.
-void ensure_dir(const std::string& path);
+// mkdir -p. Throws tt::Error(kind) naming the path when it cannot be created or a component exists
+// and is not a directory (a checkpoint folder that cannot be made is a checkpoint error).
+void ensure_dir(const std::string& path, ErrorKind kind = ErrorKind::kRuntime);
 
 // Whole-file read; throws tt::Error(kind, ..., where=path) when the file cannot be read.
 std::string read_file_to_string(const std::string& path, ErrorKind kind = ErrorKind::kRuntime);

@@ -19,6 +19,7 @@
 #include "launch/tokenizer_command.h"
 #include "launch/train/auto_strategy.h"
 #include "launch/train/process_group.h"
+#include "launch/train/trace/step_tracer.h"
 #include "launch/train/trainer.h"
 
 namespace tt {
@@ -40,6 +41,9 @@ int bench_step(const Args& args) {
       .repeated("--set", "KEY=VALUE", "override a config field")
       .option("--steps", "N", "measured steps", "5")
       .option("--warmup", "N", "untimed warm-up steps", "1")
+      .option("--trace", "FILE",
+              "record the measured steps on every rank and write them to FILE as one Chrome trace (open in "
+              "Perfetto or chrome://tracing)")
       .option("--recompute", "MODES",
               "compare activation recompute modes, e.g. none,selective,full (each run from scratch; the table "
               "gives step time, overhead and peak memory per mode)");
@@ -92,9 +96,13 @@ int bench_one(const ArgParser& p, config::Config cfg, parallel::Communicator& co
     for (int d = 0; d < 16; ++d) reset_peak_memory(Device::cuda(d));
     Trainer trainer(cfg, p.get("--config"), *comm, /*random_data_fallback=*/true);
     for (int i = 0; i < warmup; ++i) trainer.step(i);
+    const std::string trace_file = p.get("--trace");
+    StepTracer tracer(trace_file.empty() ? StepRange{} : StepRange{warmup + 1, warmup + steps}, trace_file, *comm);
     StepStats sum;
     for (int i = 0; i < steps; ++i) {
+      tracer.before_step(warmup + i + 1);
       const StepStats s = trainer.step(warmup + i);
+      tracer.after_step(warmup + i + 1);
       sum.data_s += s.data_s;
       sum.forward_s += s.forward_s;
       sum.backward_s += s.backward_s;

@@ -4,6 +4,11 @@
 # The CUDA toolkit is optional and not installed here: the build uses it when nvcc is found. When it
 # is, the header-only cuDNN frontend (cuDNN's fused attention, SDPA) is also fetched with pip, see
 # below; cuDNN itself (cudnn.h, libcudnn) comes with the CUDA installation.
+# --sanitizers also installs what the sanitizer and fuzz jobs need (tests/sanitize/ci.sh): clang with
+# its sanitizer runtimes and libFuzzer, and llvm-symbolizer for the reports' stacks.
+# --test-tools also installs the real clients some tests check against (tests/run.sh): Chromium, to
+# render `topotrain report`'s page, and TensorBoard's Python package (pip), to read the event files.
+# Those tests skip with a message when the tools are missing, so a failure here only warns.
 set -euo pipefail
 
 PACKAGES=(
@@ -15,6 +20,14 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin       # multi-process runs
   gnuplot-nox                      # `topotrain plot` (loss curves as PNG)
 )
+TEST_TOOLS=0
+for arg in "$@"; do
+  case "$arg" in
+    --sanitizers) PACKAGES+=(clang libclang-rt-dev llvm) ;;
+    --test-tools) TEST_TOOLS=1 ;;
+    *) echo "install_deps.sh: unknown argument '$arg' (--sanitizers, --test-tools)" >&2; exit 2 ;;
+  esac
+done
 
 NVCC=""
 if command -v nvcc >/dev/null; then
@@ -82,5 +95,20 @@ PY
     else
       echo "[deps] warning: could not fetch the cuDNN frontend; attention will use the flash kernel" >&2
     fi
+  fi
+fi
+
+# ---- test tools (--test-tools) -----------------------------------------------------------------
+if [[ $TEST_TOOLS -eq 1 ]]; then
+  if ! command -v chromium >/dev/null; then
+    echo "[deps] installing chromium (renders topotrain report's page in tests)"
+    { $SUDO apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium; } ||
+      echo "[deps] warning: chromium not installed; the report rendering test will skip" >&2
+  fi
+  if ! python3 -c "import tensorboard" 2>/dev/null; then
+    echo "[deps] installing tensorboard (pip; reads the event files in tests)"
+    python3 -m pip install -q tensorboard ||
+      echo "[deps] warning: tensorboard not installed; the event-file reader test will skip" >&2
   fi
 fi

@@ -22,6 +22,7 @@ const char* kUsage =
     "  export   weights for transformers (safetensors) or llm.c\n"
     "  bench    benchmarks (bench step, bench comm, bench tokenizer)\n"
     "  plot     loss curves of a run as a PNG\n"
+    "  report   one HTML page about a run: curves, throughput, memory, phases, prediction, config\n"
     "  probe    interconnect topology (GPUs, P2P, NVLink, all-reduce busbw) or a preset/file\n"
     "  plan     pick the gradient-communication strategy for a model on a topology\n"
     "  simulate predicted scaling (tokens/s vs GPUs) per strategy, CSV + PNG\n"
@@ -41,6 +42,7 @@ int dispatch(const std::string& cmd, const tt::Args& rest) {
   if (cmd == "bench") return tt::bench_main(rest);
   if (cmd == "data") return tt::data_main(rest);
   if (cmd == "plot") return tt::plot_main(rest);
+  if (cmd == "report") return tt::report_main(rest);
   if (cmd == "probe") return tt::probe_main(rest);
   if (cmd == "plan") return tt::plan_main(rest);
   if (cmd == "simulate") return tt::simulate_main(rest);

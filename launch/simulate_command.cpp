@@ -14,6 +14,7 @@
 #include "core/model/weights.h"
 #include "launch/args.h"
 #include "launch/commands.h"
+#include "launch/gnuplot.h"
 #include "parallel/sim/scaling.h"
 #include "parallel/topology/presets.h"
 #include "parallel/topology/topology_io.h"
@@ -39,8 +40,6 @@ std::vector<int> parse_gpu_list(const std::string& s) {
   if (out.empty()) throw Error(ErrorKind::kUsage, "no GPU counts", "--gpus", "e.g. 1,2,4,8,16,32,64");
   return out;
 }
-
-bool gnuplot_available() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 }  // namespace
 
@@ -103,14 +102,7 @@ int simulate_main(const Args& args) {
       std::fprintf(stderr, "warning: gnuplot not found: %s not drawn (apt-get install gnuplot-nox)\n", png.c_str());
       return 0;
     }
-    FILE* gp = popen("gnuplot 2>&1", "w");
-    if (!gp)
-      throw Error(ErrorKind::kRuntime, "cannot start gnuplot", "topotrain simulate", "apt-get install gnuplot-nox");
-    std::fputs(sim::scaling_gnuplot_script(result, dat, png).c_str(), gp);
-    const int status = pclose(gp);
-    if (status != 0)
-      throw Error(ErrorKind::kRuntime, str("gnuplot failed (status ", status, ")"), "topotrain simulate",
-                  "check that gnuplot has the pngcairo terminal (gnuplot-nox)");
+    run_gnuplot(sim::scaling_gnuplot_script(result, dat, png), "topotrain simulate");
     std::printf("wrote %s\n", png.c_str());
   }
   return 0;

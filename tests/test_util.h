@@ -54,4 +54,7 @@ std::map<int, StepMetrics> read_step_metrics(const std::string& metrics_path);
 void write_file(const std::string& path, const std::string& content);
 std::string read_file(const std::string& path);
 
+// Whether `text` (a command's output, a file) contains `part`.
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 }  // namespace tt::test

@@ -162,7 +162,12 @@ class HfSource : public WeightSource {
       for (const auto& [name, file] : j["weight_map"].items()) {
         if (!file.is_string())
           bad(index, "weight_map entry '" + name + "' is not a file name", "the file is damaged; download it again");
-        file_of[name] = file.get<std::string>();
+        const std::string file_name = file.get<std::string>();
+        // Shards sit beside the index (as transformers writes them); a path would read outside it.
+        if (file_name.empty() || file_name.find('/') != std::string::npos || file_name == "." || file_name == "..")
+          bad(index, "weight_map entry '" + name + "' names '" + file_name + "', which is not a file name in " + dir,
+              "the index must list shard file names in its own directory (e.g. model-00001-of-00002.safetensors)");
+        file_of[name] = file_name;
       }
       for (const auto& [name, file] : file_of)
         if (!files_.count(file)) {

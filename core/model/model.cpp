@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/trace_recorder.h"
 #include "kernels/ops/ops.h"
 #include "kernels/rope/rope.h"
 
@@ -173,7 +174,10 @@ void Model::forward(const int32_t* inputs, const int32_t* targets, int B, int T)
   const GroupPtr emb = acquire_ptr(0, 1);
   ops::embedding_forward(e, dt, a[Act::kResidual].raw(), a[Act::kTokens].data<int32_t>(), emb(layout_.tok_emb),
                          emb(layout_.pos_emb), B, T, C);
-  for (int l = 0; l < L; ++l) run_block_forward(l, l + 2);  // leaves scratch_block_ at the last recomputing one
+  for (int l = 0; l < L; ++l) {  // leaves scratch_block_ at the last recomputing one
+    trace::ScopedSpan span("forward block", l, "forward");
+    run_block_forward(l, l + 2);
+  }
 
   const int fin = layout_.final_group();
   const GroupPtr gf = acquire_ptr(fin, d.tied_head ? 0 : -1);
@@ -296,7 +300,10 @@ void Model::backward(float loss_scale) {
                      a[Act::kNormFRstd].data<float>(), int(BT), C);
   report_ready(fin);
 
-  for (int l = L - 1; l >= 0; --l) run_block_backward(l, l > 0 ? l : -1);
+  for (int l = L - 1; l >= 0; --l) {
+    trace::ScopedSpan span("backward block", l, "backward");
+    run_block_backward(l, l > 0 ? l : -1);
+  }
 
   const GroupPtr g0{static_cast<char*>(grads_of(0)), layout_.groups[0].begin, es};
   ops::embedding_backward(e, dt, g0(layout_.tok_emb), g0(layout_.pos_emb), a[Act::kDResidual].raw(),

@@ -1,8 +1,11 @@
 // Model descriptions: presets, the config's reading of them, validation, parameter and FLOP counts.
 #include "core/model/model_desc.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 
 #include "core/did_you_mean.h"
 #include "core/error.h"
@@ -11,7 +14,11 @@
 namespace tt {
 
 namespace {
-int pad_vocab(int v) { return (v + 127) / 128 * 128; }
+// Sizes derived from a field saturate at INT_MAX (in 64-bit arithmetic), so a field past its bound
+// reaches validate(), which names it, without an int overflow on the way.
+int saturate(int64_t v) { return int(std::min<int64_t>(v, std::numeric_limits<int>::max())); }
+
+int pad_vocab(int v) { return saturate((int64_t(v) + 127) / 128 * 128); }
 
 std::string number(double v) {
   char buf[32];
@@ -20,8 +27,8 @@ std::string number(double v) {
 }
 
 int llama_mlp_hidden(int n_embd) {
-  const int hidden = 2 * (4 * n_embd) / 3;
-  return (hidden + 255) / 256 * 256;
+  const int64_t hidden = 2 * (4 * int64_t(n_embd)) / 3;
+  return saturate((hidden + 255) / 256 * 256);
 }
 
 [[noreturn]] void bad(const std::string& field, const std::string& what, const std::string& hint) {
@@ -63,6 +70,22 @@ void ModelDesc::validate() const {
   positive("model.vocab_size", vocab_size);
   positive("model.max_seq_len", max_seq_len);
   positive("model.mlp_hidden", mlp_hidden);
+  // The same bounds as a config's (model_limits): weights imported from a file must not size the
+  // model past them either.
+  auto at_most = [](const char* field, long long v, long long limit) {
+    if (v > limit)
+      bad(field, tt::str(field, " is ", v, ", over the largest supported value, ", limit),
+          "check the value; no published model comes near it");
+  };
+  at_most("model.n_layer", n_layer, model_limits::kLayers);
+  at_most("model.n_head", n_head, model_limits::kWidth);
+  at_most("model.n_kv_head", n_kv_head, model_limits::kWidth);
+  at_most("model.head_dim", head_dim, model_limits::kWidth);
+  at_most("model.n_embd", n_embd, model_limits::kWidth);
+  at_most("model.n_head × model.head_dim", (long long)n_head * head_dim, model_limits::kWidth);
+  at_most("model.vocab_size", vocab_size, model_limits::kVocab);
+  at_most("model.max_seq_len", max_seq_len, model_limits::kSeqLen);
+  at_most("model.mlp_hidden", mlp_hidden, model_limits::kMlpHidden);
   if (n_head % n_kv_head != 0)
     bad("model.n_kv_head",
         tt::str("model.n_head (", n_head, ") must be a multiple of model.n_kv_head (", n_kv_head, ")"),
@@ -101,7 +124,7 @@ ModelDesc gpt2_desc(int n_layer, int n_head, int n_embd, int vocab_size, int max
   d.norm = {ops::NormKind::kLayerNorm, 1e-5f};
   d.position = PositionKind::kLearned;
   d.mlp = ops::MlpActivation::kGeluTanh;
-  d.mlp_hidden = 4 * n_embd;
+  d.mlp_hidden = saturate(4 * int64_t(n_embd));
   d.qkv_bias = d.bias = d.tied_head = true;
   return d;
 }

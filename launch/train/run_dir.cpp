@@ -18,9 +18,11 @@
 namespace tt {
 
 namespace {
-// The files a run writes into its run_dir (`plot` adds loss.png). Everything else there — a data
-// folder the quick start keeps beside its run, say — belongs to the user and is never moved.
-const char* const kRunFiles[] = {"metrics.jsonl", "config.pbtxt", "checkpoints", "loss.png"};
+// The files a run writes into its run_dir (TensorBoard events in tb/, traces in trace/, the
+// planner's prediction.json; `plot` adds loss.png and `report` report.html). Everything else there —
+// a data folder the quick start keeps beside its run, say — belongs to the user and is never moved.
+const char* const kRunFiles[] = {"metrics.jsonl", "config.pbtxt",    "checkpoints", "tb",
+                                 "trace",         "prediction.json", "loss.png",    "report.html"};
 
 std::string lock_path(const std::string& run_dir) { return run_dir + "/.lock"; }
 

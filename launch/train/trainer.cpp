@@ -9,11 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
 #include "core/allocator.h"
 #include "core/checkpoint_io.h"
+#include "core/device_info.h"
 #include "core/format.h"
 #include "core/fs.h"
 #include "core/json_writer.h"
@@ -21,9 +23,15 @@
 #include "core/metrics.h"
 #include "core/model/init_weights.h"
 #include "core/model/weights.h"
+#include "core/step_range.h"
+#include "core/tensorboard_writer.h"
+#include "core/trace_recorder.h"
 #include "data/shard.h"
 #include "kernels/ops/ops.h"
 #include "launch/train/grad_reducer_config.h"
+#include "launch/train/trace/device_spans.h"
+#include "launch/train/trace/step_prediction.h"
+#include "launch/train/trace/step_tracer.h"
 #include "optim/grad_clip.h"
 #include "parallel/ddp/finite_check.h"
 #include "parallel/ddp/shard_gather.h"
@@ -294,6 +302,7 @@ float Trainer::average_over_ranks(float value) {
 double Trainer::all_gather_params() {
   // ZeRO-3 gathers parameter groups when forward/backward need them instead.
   if (!sharded() || sharded_params_) return 0.0;
+  trace::ScopedSpan span("parameter all-gather", "comm");
   const auto t0 = Clock::now();
   char* params = static_cast<char*>(model_->params().raw());
   const DType dtype = runner_->dtype();
@@ -311,6 +320,7 @@ StepStats Trainer::step(int step) {
   const Exec& exec = runner_->exec();
   DeviceTimer& timer = runner_->timer();
   comm_.set_step(step + 1);
+  trace::ScopedSpan step_span("step", step + 1, "step");
   const auto start = Clock::now();
   model_->zero_grad();
   // ZeRO-3: the time forward and backward wait for parameter groups is communication, not compute.
@@ -323,17 +333,29 @@ StepStats Trainer::step(int step) {
   take_gather_wait();  // validation's or sampling's waits are not this step's
   gather_wait_s = 0.0;
   std::vector<double> forward_waits, backward_waits;
+  int64_t device_anchor_ns = 0;  // host time of the first device mark, where the device lane starts
   for (int micro = 0; micro < accum; ++micro) {
     const size_t mark = size_t(3 * micro);
-    s.data_s += next_batch();
+    {
+      trace::ScopedSpan span("data wait", "data");
+      s.data_s += next_batch();
+    }
+    if (micro == 0 && trace::enabled()) device_anchor_ns = trace::now_ns();
     timer.mark(mark);
-    model_->forward(inputs_.data(), targets_.data(), B, T);
+    {
+      trace::ScopedSpan span("forward", "forward");
+      model_->forward(inputs_.data(), targets_.data(), B, T);
+    }
     timer.mark(mark + 1);
     forward_waits.push_back(take_gather_wait());
     reducer_->begin_backward(micro, accum);
-    model_->backward(1.0f / float(accum));
+    {
+      trace::ScopedSpan span("backward", "backward");
+      model_->backward(1.0f / float(accum));
+    }
     timer.mark(mark + 2);
     backward_waits.push_back(take_gather_wait());
+    trace::ScopedSpan wait_span("gradient wait", "comm");
     // Compute is done when the backward mark is: the reducer's wait after that is exposed.
     if (reducer_->communicates()) timer.wait(mark + 2);
     reducer_->finish_backward();
@@ -344,6 +366,8 @@ StepStats Trainer::step(int step) {
   const double window_wait_s = comm.backward_wait_s;  // ZeRO-3's waits for gradient windows are communication
 
   const size_t opt_begin = size_t(3 * accum), opt_end = opt_begin + 1;
+  std::optional<trace::ScopedSpan> optimizer_span;
+  if (trace::enabled()) optimizer_span.emplace("optimizer", "optimizer");
   timer.mark(opt_begin);
   const Tensor& shard_grads = reducer_->shard_grads();
   // The global norm from every rank's double partial, summed in rank order and rounded to fp32 once:
@@ -361,6 +385,7 @@ StepStats Trainer::step(int step) {
   else if (is_rank0())
     log_warn("step ", step + 1, ": gradient norm is not finite; skipping the update");
   timer.mark(opt_end);
+  optimizer_span.reset();
   const double gather_s = all_gather_params();
   s.optimizer_s = timer.seconds(opt_begin, opt_end);  // waits for the update: every mark below is done
   for (int micro = 0; micro < accum; ++micro) {
@@ -373,6 +398,7 @@ StepStats Trainer::step(int step) {
   s.param_gather_s = sharded_params_ ? gather_wait_s : gather_s;
   s.comm_s += s.param_gather_s;
   s.exposed_comm_s += s.param_gather_s;
+  if (trace::enabled() && exec.is_cuda()) record_device_spans(timer, accum, device_anchor_ns);
   s.loss = average_over_ranks(model_->take_loss_sum() / float(accum));
   s.total_s = seconds_since(start);
   return s;
@@ -380,6 +406,7 @@ StepStats Trainer::step(int step) {
 
 float Trainer::validate() {
   TT_ASSERT(val_loader_, "validate() without validation data");
+  trace::ScopedSpan span("validation", "validation");
   const auto& t = cfg_.train();
   const int world = comm_.size(), rank = comm_.rank();
   // The same val_batches batches whatever the number of ranks: rank r evaluates batches r, r+world, ...
@@ -462,10 +489,13 @@ TrainSummary Trainer::train(bool resume) {
     if (is_rank0()) log_info("resumed from ", path, " at step ", start_step);
   }
   std::unique_ptr<MetricsSink> metrics;
+  std::unique_ptr<TensorBoardWriter> tensorboard;  // gets every metrics.jsonl record too
   if (is_rank0()) {
     metrics = std::make_unique<MetricsSink>(run_dir_ + "/metrics.jsonl", resume ? start_step : -1);
-    atomic_write_string(run_dir_ + "/config.pbtxt",
-                        config_to_text(cfg_));  // the effective config, for plots and humans
+    const std::string config_text = config_to_text(cfg_);
+    atomic_write_string(run_dir_ + "/config.pbtxt", config_text);  // the effective config, for plots and humans
+    if (cfg_.logging().tensorboard())  // a new event file whose START at the first step drops later old events
+      tensorboard = std::make_unique<TensorBoardWriter>(run_dir_ + "/tb", start_step + 1, config_text);
     log_info("model ", desc_.str(), " | ", double(model_num_params(desc_)) / 1e6, "M parameters | ",
              runner_->device().str(), runner_->is_cuda() ? " (" + runner_->name() + ")" : std::string(),
              " | batch_size=", t.batch_size(), " seq_len=", t.seq_len(), " grad_accum_steps=", t.grad_accum_steps(),
@@ -477,7 +507,16 @@ TrainSummary Trainer::train(bool resume) {
   summary.steps_done = start_step;
   double ema_step_s = 0.0, ema_tps = 0.0;
   int skipped_in_a_row = 0;
+  StepRange trace_range;
+  std::string trace_error;
+  parse_step_range(t.trace_steps(), &trace_range, &trace_error);  // validated with the config
+  StepTracer tracer(trace_range, trace_path(run_dir_, trace_range), comm_);
+  write_step_prediction(cfg_, desc_, runner_->dtype(), comm_, run_dir_ + "/prediction.json",
+                        trace_range.empty() ? std::string() : predicted_trace_path(run_dir_, trace_range));
+  const std::optional<double> peak_tflops =
+      runner_->is_cuda() ? peak_bf16_tflops(runner_->name()) : std::optional<double>();
   for (int step = start_step; step < t.steps(); ++step) {
+    tracer.before_step(step + 1);
     const StepStats s = this->step(step);
     const double tps = double(tokens_per_step()) / s.total_s;
     ema_step_s = step == start_step ? s.total_s : 0.9 * ema_step_s + 0.1 * s.total_s;
@@ -503,9 +542,13 @@ TrainSummary Trainer::train(bool resume) {
           .add("exposed_comm_s", s.exposed_comm_s)
           .add("peak_memory_bytes", int64_t(memory_stats(runner_->device().device).peak_bytes));  // rank 0's, so far
       if (zero_stage() > 0) j.add("param_gather_s", s.param_gather_s);
+      // Model FLOP utilisation against the GPU's dense bf16 peak (6N + 12·L·d·T FLOPs per token).
+      if (peak_tflops)
+        j.add("mfu", model_flops_per_token(desc_, t.seq_len()) * tps / comm_.size() / (*peak_tflops * 1e12));
       if (do_val) j.add("val_loss", val_loss);
       if (s.skipped) j.add("skipped", true);
       metrics->write(j);
+      if (tensorboard) tensorboard->write_metrics(j);
     }
     const int log_every = std::max(1, t.log_every());
     if (is_rank0() && (last || do_val || (step + 1) % log_every == 0 || step == start_step))
@@ -522,6 +565,7 @@ TrainSummary Trainer::train(bool resume) {
     const bool stop =
         comm_.size() > 1 ? comm_.any_rank_requests_stop(g_stop_requested.load()) : g_stop_requested.load();
     if (last || stop || (every > 0 && (step + 1) % every == 0)) save_checkpoint(step + 1);
+    tracer.after_step(step + 1);
     if (stop && !last) {
       if (is_rank0())
         log_warn("stopped by signal after step ", step + 1, "; checkpoint written. Continue with --resume");
@@ -529,10 +573,12 @@ TrainSummary Trainer::train(bool resume) {
       break;
     }
   }
+  tracer.finish();
   return summary;
 }
 
 void Trainer::save_checkpoint(int steps_done) {
+  trace::ScopedSpan span("checkpoint", "checkpoint");
   // A checkpoint replaces older ones (checkpoint.keep): never let non-finite weights displace good ones.
   const std::string bad = first_non_finite_tensor(optimizer_->fp32_params(shard_params()), DType::kF32);
   if (!bad.empty())
@@ -581,7 +627,7 @@ void Trainer::save_checkpoint(int steps_done) {
     }
     return;
   }
-  ensure_dir(ckpt_dir_);
+  ensure_dir(ckpt_dir_, ErrorKind::kCheckpoint);
   RunState state{steps_done,   optimizer_->steps_taken(),
                  rng_.state(), train_loader_ ? train_loader_->state() : data::LoaderState{},
                  comm_.size(), zero_stage()};

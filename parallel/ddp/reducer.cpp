@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "core/logging.h"
+#include "core/trace_recorder.h"
+#include "parallel/comm/trace/collective_span.h"
 
 namespace tt::parallel {
 
@@ -164,6 +166,7 @@ void GradReducer::finish_backward() {
     for (size_t i = 0; i < pending_.size(); ++i) {
       pending_[i]->wait();
       spans.push_back({issued_at_[i], issued_at_[i] + pending_[i]->elapsed_s()});
+      if (trace::enabled()) trace_bucket(i, zero_stage_ == 0 ? "all_reduce" : "reduce_scatter", spans.back());
     }
   }
   std::sort(spans.begin(), spans.end());
@@ -204,6 +207,7 @@ void GradReducer::finish_compressed(std::vector<std::pair<double, double>>& span
   for (size_t i = 0; i < buckets_.size(); ++i) {
     pending_[i]->wait();
     spans.push_back({issued_at_[i], issued_at_[i] + pending_[i]->elapsed_s()});
+    if (trace::enabled()) trace_bucket(i, "all_to_all", spans.back());
     const ChunkLayout& l = layout_[i];
     const int64_t len = l.bounds[size_t(me) + 1] - l.bounds[size_t(me)];
     uint8_t* slots = send_.data<uint8_t>() + l.offset;
@@ -222,6 +226,7 @@ void GradReducer::finish_compressed(std::vector<std::pair<double, double>>& span
   for (size_t i = 0; i < buckets_.size(); ++i) {
     gathers[i]->wait();
     spans.push_back({gathered_at[i], gathered_at[i] + gathers[i]->elapsed_s()});
+    if (trace::enabled()) trace_bucket(i, "all_gather", spans.back());
     const Bucket& b = buckets_[i];
     const ChunkLayout& l = layout_[i];
     for (int r = 0; r < world; ++r) {
@@ -231,6 +236,19 @@ void GradReducer::finish_compressed(std::vector<std::pair<double, double>>& span
                            dtype_);
     }
   }
+}
+
+void GradReducer::trace_bucket(size_t i, const char* algorithm, std::pair<double, double> in_flight) const {
+  CollectiveSpan c;
+  c.name = "bucket " + std::to_string(i) + " " + algorithm;
+  c.algorithm = algorithm;
+  c.payload = grad_compression_name(compression_);
+  if (c.payload == "none") c.payload = dtype_name(dtype_);
+  c.bytes = buckets_[i].size() * int64_t(esize_);
+  c.bucket = int(i);
+  c.issued_s = in_flight.first;
+  c.end_s = in_flight.second;
+  record_collective(c);
 }
 
 GradSink* GradReducer::use_grad_windows(const std::vector<int>& resident) {

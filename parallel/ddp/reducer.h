@@ -123,6 +123,8 @@ class GradReducer {
   // Waits for the all_to_alls, reduces owned chunks, all-gathers them and decompresses; appends the
   // [issued, completed] span of every collective to spans.
   void finish_compressed(std::vector<std::pair<double, double>>& spans);
+  // Records bucket i's collective (in flight over [first, second]) in the trace (tracing on only).
+  void trace_bucket(size_t i, const char* algorithm, std::pair<double, double> in_flight) const;
 
   // Compressed path: per bucket, its chunks and where its payloads live.
   struct ChunkLayout {

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "core/trace_recorder.h"
 #include "parallel/ddp/shard_gather.h"
 
 namespace tt::parallel {
@@ -55,6 +56,7 @@ void ShardedParams::start_gather(int slot, int group) {
 void ShardedParams::wait(int slot, std::chrono::steady_clock::time_point since) {
   Window& w = windows_[size_t(slot)];
   if (!w.in_flight) return;
+  trace::ScopedSpan span("ZeRO-3 parameter gather wait", "comm");
   w.in_flight->wait();  // on a timeout it stays in flight: the destructor still waits for it
   w.in_flight.reset();
   wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();

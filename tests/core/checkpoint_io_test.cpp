@@ -357,6 +357,9 @@ TEST(AtomicWrite, MissingDirectoryAndEnsureDir) {
   test::write_file(dir.file("plain"), "x");
   expect_error([&] { ensure_dir(dir.file("plain/sub")); }, ErrorKind::kRuntime, {"plain/sub", "cannot create"});
   expect_error([&] { ensure_dir(dir.file("plain")); }, ErrorKind::kRuntime, {"plain"});
+  // The caller's kind: the trainer's checkpoint folder that cannot be made is a checkpoint error.
+  expect_error([&] { ensure_dir(dir.file("plain/checkpoints"), ErrorKind::kCheckpoint); }, ErrorKind::kCheckpoint,
+               {"plain/checkpoints", "cannot create"});
 }
 
 }  // namespace

@@ -5,10 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
+#include "core/fs.h"
 #include "core/logging.h"
+#include "core/model/hf_checkpoint.h"
 
 namespace tt::fuzz {
 
@@ -72,6 +75,25 @@ std::string write_scratch_file(const std::string& name, std::string_view bytes) 
 std::string source_dir() { return TT_SOURCE_DIR; }
 
 void quiet_logs() { set_log_level(LogLevel::kError); }
+
+void fuzz_hf_model_file(const std::string& fixture, const std::vector<std::string>& kept, const std::string& input_name,
+                        std::string_view input, int64_t max_values) {
+  const std::string dir = scratch_dir() + "/" + fixture;
+  if (!is_directory(dir)) {
+    ensure_dir(dir);
+    for (const std::string& name : kept)
+      write_scratch_file(fixture + "/" + name,
+                         read_file_to_string(source_dir() + "/tests/fixtures/models/" + fixture + "/" + name));
+  }
+  write_scratch_file(fixture + "/" + input_name, input);
+  expect_only_tt_errors([&] {
+    std::unique_ptr<WeightSource> source = open_hf_checkpoint(dir);
+    (void)source->describe();
+    const int64_t n = std::min<int64_t>(source->layout().numel, max_values);
+    std::vector<float> out(size_t(std::max<int64_t>(n, 0)));
+    if (n > 0) source->read(0, n, out.data());
+  });
+}
 
 std::vector<std::string_view> split_input(const uint8_t* data, size_t size, std::string_view sep) {
   std::string_view all(reinterpret_cast<const char*>(data), size);

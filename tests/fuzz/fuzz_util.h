@@ -55,6 +55,13 @@ void expect_only_tt_errors(F&& parse) {
   }
 }
 
+// One file of a Hugging Face model directory as the input (core/model/hf_checkpoint.h): the first call
+// copies `kept` (file names) from the committed model `fixture` (tests/fixtures/models/<fixture>) into
+// scratch_dir()/<fixture>; each call writes `input` there as `input_name`, opens the model and reads
+// its first `max_values` parameter values, with expect_only_tt_errors.
+void fuzz_hf_model_file(const std::string& fixture, const std::vector<std::string>& kept, const std::string& input_name,
+                        std::string_view input, int64_t max_values);
+
 // Cuts `data` at every occurrence of `sep` (so N separators give N + 1 parts).
 std::vector<std::string_view> split_input(const uint8_t* data, size_t size, std::string_view sep);
 

@@ -28,7 +28,7 @@ using test::run_command;
 using test::run_topotrain;
 using test::TempDir;
 
-bool has(const std::string& out, const std::string& s) { return out.find(s) != std::string::npos; }
+using test::has;
 
 std::vector<std::string> listing(const std::string& dir) {
   std::vector<std::string> names;

@@ -58,6 +58,10 @@ TEST(RunDir, FreshRefusesAnExistingRunAndOverwriteMovesOnlyItsFiles) {
   test::write_file(run + "/metrics.jsonl", "{\"step\":1}\n{\"step\":2}\n");
   test::write_file(run + "/config.pbtxt", "model {}\n");
   test::write_file(run + "/data/train.bin", "tokens");
+  fs::create_directories(run + "/tb");
+  fs::create_directories(run + "/trace");
+  test::write_file(run + "/tb/events.out.tfevents.1.host", "");
+  test::write_file(run + "/prediction.json", "{}");
   EXPECT_EQ(describe_existing_run(run), "metrics.jsonl (2 steps), config.pbtxt");
   EXPECT_THROW(prepare_run_dir(run, RunStart::kFresh), Error);
   EXPECT_EQ(prepare_run_dir(run, RunStart::kResume), "");
@@ -67,6 +71,12 @@ TEST(RunDir, FreshRefusesAnExistingRunAndOverwriteMovesOnlyItsFiles) {
   EXPECT_TRUE(fs::exists(aside + "/metrics.jsonl"));
   EXPECT_TRUE(fs::exists(aside + "/checkpoints"));
   EXPECT_FALSE(fs::exists(run + "/metrics.jsonl"));
+  // The run's TensorBoard events, traces and prediction go with it (a new run's TensorBoard view
+  // must not hold the old run's events).
+  for (const char* name : {"tb/events.out.tfevents.1.host", "trace", "prediction.json"}) {
+    EXPECT_TRUE(fs::exists(aside + "/" + name)) << name;
+    EXPECT_FALSE(fs::exists(run + "/" + name)) << name;
+  }
   EXPECT_TRUE(fs::exists(run + "/data/train.bin"));
   EXPECT_EQ(describe_existing_run(run), "");
 }

@@ -3,7 +3,14 @@
 # tests/fuzz/run.sh shares (tests/sanitize/asan_build.sh: clang, RelWithDebInfo, no CUDA, no MPI).
 # Every report is fatal: UBSan is compiled with -fno-sanitize-recover, and the options below stop
 # at the first ASan, LeakSanitizer or UBSan report with a stack trace. Extra arguments go to ctest
-# (e.g. -R Config). Environment: TT_ASAN_BUILD (default build-asan), TT_JOBS (default 2).
+# (e.g. -R Config). Environment: TT_ASAN_BUILD (default build-asan), TT_JOBS (default 2),
+# TT_ASAN_EXCLUDE (ctest -E regex of tests left out; default below).
+#
+# Left out by default: the two convergence tests (TrainArch.SyntheticCorpusReachesWithin5Percent...,
+# TrainArch.Int8AdamWStateEndsWithinOnePercent..., per architecture). They run hundreds of training
+# steps through the same code paths the shorter training, resume and optimizer tests cover once, so
+# under ASan (3-5x slower) they would add about a quarter of an hour and no coverage; they run in
+# the normal build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root="$(pwd)"
@@ -21,6 +28,7 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/tests/sanitize/lsan.supp
 start=$SECONDS
 cd "$build"
 rc=0
-nice -n 10 ctest -L cpu --output-on-failure -j "$jobs" --timeout 1800 "$@" || rc=$?
+exclude="${TT_ASAN_EXCLUDE-TrainArch\.(SyntheticCorpusReachesWithin5PercentOfEntropyFloor|Int8AdamWStateEndsWithinOnePercentOfFp32)}"
+nice -n 10 ctest -L cpu ${exclude:+-E "$exclude"} --output-on-failure -j "$jobs" --timeout 1800 "$@" || rc=$?
 echo "asan ctest -L cpu: $((SECONDS - start)) s, exit $rc"
 exit $rc

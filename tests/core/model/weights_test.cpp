@@ -235,6 +235,38 @@ TEST(Weights, DamagedOrForeignInputNamesTheFileAndTensor) {
   EXPECT_NE(e.find("model.norm.weight"), std::string::npos) << e;
   EXPECT_NE(e.find("not a file name"), std::string::npos) << e;
 
+  // A shard named by a path would be read from outside the model's directory (a file planted next
+  // to it, or anything the user may read): only plain file names beside the index are accepted.
+  for (const std::string& shard : {"../outside.safetensors", "sub/model.safetensors", ".."}) {
+    const std::string escaping = damaged(dir, "escaping", "llama-bf16-shards", [&](const std::string& d) {
+      json j = json::parse(test::read_file(d + "/model.safetensors.index.json"));
+      j["weight_map"]["model.norm.weight"] = shard;
+      std::ofstream(d + "/model.safetensors.index.json") << j.dump();
+      fs::copy_file(d + "/" + j["weight_map"]["model.embed_tokens.weight"].get<std::string>(),
+                    d + "/../outside.safetensors", fs::copy_options::overwrite_existing);
+    });
+    e = error_of([&] { open_weights(escaping); });
+    EXPECT_NE(e.find("'" + shard + "', which is not a file name"), std::string::npos) << shard << ": " << e;
+    EXPECT_NE(e.find("model.safetensors.index.json"), std::string::npos) << e;
+    fs::remove_all(escaping);
+  }
+
+  // Sizes past the config's bounds (model_limits) are refused from config.json too, before any
+  // size is computed from them.
+  for (const auto& field : std::vector<std::pair<std::string, int>>{
+           {"vocab_size", 2147483647}, {"hidden_size", 1 << 30}, {"num_hidden_layers", 1 << 21}}) {
+    const std::string& name = field.first;
+    const int value = field.second;
+    const std::string huge = damaged(dir, "huge_" + name, "llama-gqa-tiny", [&](const std::string& d) {
+      json c = json::parse(test::read_file(d + "/config.json"));
+      c[name] = value;
+      std::ofstream(d + "/config.json") << c.dump();
+    });
+    e = error_of([&] { open_weights(huge); });
+    EXPECT_NE(e.find("over the largest supported value"), std::string::npos) << name << ": " << e;
+    EXPECT_NE(e.find("config.json"), std::string::npos) << e;
+  }
+
   // NaN weights: the file is fine, the values are not. Written through the writer, so only the
   // value is wrong.
   const ModelDesc d = llama_desc(1, 2, 2, 16, 50, 8, 24);

@@ -37,7 +37,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool has(const std::string& out, const std::string& s) { return out.find(s) != std::string::npos; }
 
 class DdpSignals : public ::testing::Test {
  protected:

@@ -24,8 +24,6 @@ Timed run_driver(int np, const std::string& args, const std::string& mpirun_extr
   return t;
 }
 
-bool has(const std::string& out, const std::string& s) { return out.find(s) != std::string::npos; }
-
 TEST(MpiFaults, HealthyRunSucceeds) {
   const Timed t = run_driver(2, "--mode none --timeout 10");
   EXPECT_EQ(t.r.exit_code, 0) << t.r.output;
