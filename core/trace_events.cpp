@@ -51,7 +51,9 @@ std::string chrome_trace_json(const std::vector<TraceProcess>& processes, const 
   for (const TraceProcess& p : processes) {
     events.push_back(metadata("process_name", p.pid, 0, {{"name", p.name}}));
     events.push_back(metadata("process_sort_index", p.pid, 0, {{"sort_index", p.pid}}));
-    for (const auto& [lane, name] : p.lanes) {
+    for (const auto& lane_name : p.lanes) {
+      const int lane = lane_name.first;
+      const std::string& name = lane_name.second;
       const bool used = std::any_of(p.spans.begin(), p.spans.end(), [&](const Span& s) { return s.lane == lane; });
       if (!used) continue;  // a lane with nothing on it (the device lane on a CPU run)
       events.push_back(metadata("thread_name", p.pid, lane, {{"name", name}}));
