@@ -32,33 +32,17 @@ TEST(TraceRecorder, RecordsNothingWhenOff) {
   EXPECT_TRUE(trace::take().empty());
 }
 
-// Off, a span site is a relaxed load and a branch: far below a nanosecond-scale budget per site
-// (the bound is loose so a loaded machine does not fail it; the measured cost is printed).
-TEST(TraceRecorder, OffCostsAlmostNothing) {
-  trace::stop();
-  constexpr int kSites = 20000000;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kSites; ++i) {
-    trace::ScopedSpan span("block", i, "test");
-    if (span.active()) break;
-  }
-  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kSites;
-  std::printf("disabled span site: %.2f ns\n", ns);
-  EXPECT_LT(ns, 25.0);
-  EXPECT_TRUE(trace::take().empty());
-}
-
-// On, a span is two clock reads and an append under a mutex: printed, with a loose bound.
-TEST(TraceRecorder, OnCostsLittlePerSpan) {
-  constexpr int kSpans = 200000;
+// On, every span is kept, in order (the cost of tracing is measured by `bench step --trace`, not
+// asserted here).
+TEST(TraceRecorder, RecordsEverySpanWhenOn) {
+  constexpr int kSpans = 20000;
   trace::start();
-  const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kSpans; ++i) trace::ScopedSpan span("forward block", i % 12, "forward");
-  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kSpans;
   trace::stop();
-  EXPECT_EQ(trace::take().size(), size_t(kSpans));
-  std::printf("recorded span: %.0f ns\n", ns);
-  EXPECT_LT(ns, 5000.0);
+  const std::vector<trace::Span> spans = trace::take();
+  ASSERT_EQ(spans.size(), size_t(kSpans));
+  for (size_t i = 1; i < spans.size(); ++i) ASSERT_LE(spans[i - 1].start_ns, spans[i].start_ns) << i;
+  EXPECT_TRUE(trace::take().empty()) << "take() hands the spans over";
 }
 
 TEST(TraceRecorder, ScopedSpansNestOnTheirThreadsLane) {

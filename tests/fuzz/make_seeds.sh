@@ -36,6 +36,7 @@ add hf_index "$fx/models/llama-bf16-shards/model.safetensors.index.json"
 add nvlink_records "$fx"/topology/nvml-*.txt
 mapfile -t sysfs_files < <(find "$fx/topology" -path '*sysfs-*' -type f | sort)
 add sysfs "${sysfs_files[@]}"
+mkdir -p "$out/bpe_encode" "$out/bpe_openai" "$out/text_codec"
 head -c 4096 "$root/README.md" > "$out/bpe_encode/readme_head.txt"
 
 # Tokenizer seeds from the committed fuzz vocabulary.

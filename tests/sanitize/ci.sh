@@ -5,12 +5,13 @@
 #   fuzz   every libFuzzer target for TT_CI_FUZZ_SECONDS each, after replaying the committed
 #          reproducers of fixed findings (tests/fuzz/run.sh, in the same build)
 #   tsan   the communicator, fault and data-parallel tests under TSan (tests/sanitize/tsan.sh;
-#          builds build-tsan). Of the end-to-end DDP tests, CI runs the short ones below: every
-#          thread they start (the reducer's progress thread, the ZeRO gathers, the checkpoint
-#          stream, the collective watchdog, SIGINT's stop checkpoint, the probe, the span
-#          recorder) is the same in the long ones, which run the same code for many more steps
-#          and would take over an hour under TSan on 2 cores; `tests/sanitize/tsan.sh ddp` runs
-#          them all.
+#          builds build-tsan). Of the end-to-end DDP tests, CI runs the short ones below: the
+#          threads they start (the reducer's progress thread, the ZeRO gathers, the checkpoint
+#          stream, the collective watchdog, the probe, the span recorder) are the same in the long
+#          ones, which run the same code for many more steps and would take over an hour under
+#          TSan on 2 cores. Left out too: DdpSignals.SigintToOneRank..., whose reference run
+#          outgrows the test's own time limits under TSan (a timeout, not a report);
+#          `tests/sanitize/tsan.sh ddp` runs them all.
 # Every part runs even when an earlier one failed; the exit code is 1 when any did.
 # Usage: tests/sanitize/ci.sh [PART...]   (default: asan fuzz tsan)
 # Environment: TT_CI_FUZZ_SECONDS (default 20), and those of the scripts above.
@@ -21,7 +22,7 @@ parts=("$@")
 launch/install_deps.sh --sanitizers
 
 ci_ddp_filter='AutoStrategy.*:BenchComm.*:DataParallel.AccumulationAcrossRanksMatchesForZero2'
-ci_ddp_filter+=':DataParallel.ShardedCheckpointsStreamThroughRankZero:DdpSignals.*:TraceSteps.*'
+ci_ddp_filter+=':DataParallel.ShardedCheckpointsStreamThroughRankZero:DdpSignals.KilledRank*:TraceSteps.*'
 ci_ddp_filter+=':*ResumeSameRanksBitExactAndOtherRanksContinues*:*Zero3TrainsBitIdenticallyToZero2AndResumes*'
 
 t_all=$SECONDS
