@@ -32,8 +32,19 @@ struct BenchResult {
   int n_layer = 0;
 };
 // One benchmark of cfg: prints its tables on rank 0 and fills `result` (when not null).
+// trace_file: where the measured steps' trace goes ("" = none).
 int bench_one(const ArgParser& p, config::Config cfg, parallel::Communicator& comm, int steps, int warmup,
-              BenchResult* result);
+              const std::string& trace_file, BenchResult* result);
+
+// The trace file of one of several recompute modes: FILE with ".<mode>" before its extension
+// ("/tmp/t.json" -> "/tmp/t.full.json"), so each mode keeps its own.
+std::string mode_trace_file(const std::string& file, const std::string& mode) {
+  if (file.empty()) return file;
+  const size_t slash = file.find_last_of('/');
+  const size_t dot = file.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return file + "." + mode;
+  return file.substr(0, dot) + "." + mode + file.substr(dot);
+}
 
 int bench_step(const Args& args) {
   ArgParser p("topotrain bench step", "Time training steps of the model in a config (no checkpoints, no metrics).");
@@ -43,7 +54,7 @@ int bench_step(const Args& args) {
       .option("--warmup", "N", "untimed warm-up steps", "1")
       .option("--trace", "FILE",
               "record the measured steps on every rank and write them to FILE as one Chrome trace (open in "
-              "Perfetto or chrome://tracing)")
+              "Perfetto or chrome://tracing); with --recompute, one file per mode (FILE.json -> FILE.<mode>.json)")
       .option("--recompute", "MODES",
               "compare activation recompute modes, e.g. none,selective,full (each run from scratch; the table "
               "gives step time, overhead and peak memory per mode)");
@@ -62,7 +73,8 @@ int bench_step(const Args& args) {
     parse_recompute(mode);  // a clear error for an unknown one
     modes.push_back(mode);
   }
-  if (modes.empty()) return bench_one(p, cfg, *comm, steps, warmup, nullptr);
+  const std::string trace_file = p.get("--trace");
+  if (modes.empty()) return bench_one(p, cfg, *comm, steps, warmup, trace_file, nullptr);
   struct Row {
     std::string mode;
     BenchResult r;
@@ -72,7 +84,7 @@ int bench_step(const Args& args) {
     config::Config run = cfg;
     run.mutable_train()->set_recompute(mode);
     BenchResult r;
-    if (int rc = bench_one(p, run, *comm, steps, warmup, &r); rc != 0) return rc;
+    if (int rc = bench_one(p, run, *comm, steps, warmup, mode_trace_file(trace_file, mode), &r); rc != 0) return rc;
     rows.push_back({mode, r});
   }
   if (comm->rank() != 0) return 0;
@@ -87,7 +99,7 @@ int bench_step(const Args& args) {
 }
 
 int bench_one(const ArgParser& p, config::Config cfg, parallel::Communicator& comm_ref, int steps, int warmup,
-              BenchResult* result) {
+              const std::string& trace_file, BenchResult* result) {
   parallel::Communicator* comm = &comm_ref;
   return run_on_all_ranks(*comm, "bench step", [&] {
     resolve_auto_strategy(cfg, p.get("--config"), *comm);
@@ -96,7 +108,6 @@ int bench_one(const ArgParser& p, config::Config cfg, parallel::Communicator& co
     for (int d = 0; d < 16; ++d) reset_peak_memory(Device::cuda(d));
     Trainer trainer(cfg, p.get("--config"), *comm, /*random_data_fallback=*/true);
     for (int i = 0; i < warmup; ++i) trainer.step(i);
-    const std::string trace_file = p.get("--trace");
     StepTracer tracer(trace_file.empty() ? StepRange{} : StepRange{warmup + 1, warmup + steps}, trace_file, *comm);
     StepStats sum;
     for (int i = 0; i < steps; ++i) {

@@ -305,28 +305,35 @@ CollectiveCost operator+(CollectiveCost a, const CollectiveCost& b) {
 }
 }  // namespace
 
-CollectiveCost collective_cost(Collective c, Algorithm a, double bytes, const Cluster& cl) {
+std::vector<CollectivePhase> collective_phases(Collective c, Algorithm a, double bytes, const Cluster& cl) {
   if (cl.ranks <= 1) return {};
   if (a == Algorithm::kTree) {
     TT_ASSERT(c == Collective::kAllReduce, "tree is an all-reduce algorithm only");
-    return tree_all_reduce_cost(cl.ranks, bytes, bottleneck(cl, c));
+    return {{c, false, tree_all_reduce_cost(cl.ranks, bytes, bottleneck(cl, c))}};
   }
   if (a == Algorithm::kRing || cl.nodes <= 1 || cl.ranks_per_node <= 1)
-    return ring_cost(c, cl.ranks, bytes, bottleneck(cl, c));
+    return {{c, false, ring_cost(c, cl.ranks, bytes, bottleneck(cl, c))}};
   // Hierarchical: g ranks per node, m nodes; the inter-node phase moves S per node in total. Each
   // phase is priced with its own collective's link figures (per-op fits, when present).
   const int g = cl.ranks_per_node, m = cl.nodes;
   constexpr Collective kRS = Collective::kReduceScatter, kAG = Collective::kAllGather, kAR = Collective::kAllReduce;
+  const CollectivePhase rs_intra{kRS, false, ring_cost(kRS, g, bytes, cl.intra_for(kRS))};
+  const CollectivePhase ag_intra{kAG, false, ring_cost(kAG, g, bytes, cl.intra_for(kAG))};
   switch (c) {
     case Collective::kAllReduce:
-      return ring_cost(kRS, g, bytes, cl.intra_for(kRS)) + ring_cost(kAR, m, bytes, cl.inter_for(kAR)) +
-             ring_cost(kAG, g, bytes, cl.intra_for(kAG));
+      return {rs_intra, {kAR, true, ring_cost(kAR, m, bytes, cl.inter_for(kAR))}, ag_intra};
     case Collective::kReduceScatter:
-      return ring_cost(kRS, g, bytes, cl.intra_for(kRS)) + ring_cost(kRS, m, bytes, cl.inter_for(kRS));
+      return {rs_intra, {kRS, true, ring_cost(kRS, m, bytes, cl.inter_for(kRS))}};
     case Collective::kAllGather:
-      return ring_cost(kAG, m, bytes, cl.inter_for(kAG)) + ring_cost(kAG, g, bytes, cl.intra_for(kAG));
+      return {{kAG, true, ring_cost(kAG, m, bytes, cl.inter_for(kAG))}, ag_intra};
   }
   return {};
+}
+
+CollectiveCost collective_cost(Collective c, Algorithm a, double bytes, const Cluster& cl) {
+  CollectiveCost total;
+  for (const CollectivePhase& p : collective_phases(c, a, bytes, cl)) total = total + p.cost;
+  return total;
 }
 
 }  // namespace tt::cost

@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "parallel/topology/topology.pb.h"
 
@@ -128,5 +129,15 @@ CollectiveCost tree_all_reduce_cost(int n, double bytes, const LinkClass& link);
 // The collective over the whole cluster. kRing/kTree are flat (slowest link class);
 // kHierarchical on one node (or one rank per node) equals the flat ring. bytes: per rank, as above.
 CollectiveCost collective_cost(Collective c, Algorithm a, double bytes, const Cluster& cluster);
+
+// collective_cost's parts in the order they run: one phase for a flat collective; for a
+// hierarchical one over several nodes, the intra-node reduce-scatter, the inter-node collective and
+// the intra-node all-gather that it has (all_reduce: all three). Their sum is collective_cost.
+struct CollectivePhase {
+  Collective collective = Collective::kAllReduce;
+  bool inter_node = false;  // false: within a node, or flat over the cluster
+  CollectiveCost cost;
+};
+std::vector<CollectivePhase> collective_phases(Collective c, Algorithm a, double bytes, const Cluster& cluster);
 
 }  // namespace tt::cost

@@ -64,7 +64,10 @@ std::vector<double> owner_port_load(const std::vector<int64_t>& counts) {
 LinkSchedule simulate_serial_link(const std::vector<LinkJob>& jobs, double compute_end_s, int ports) {
   LinkSchedule s;
   Link link(ports);
-  for (const LinkJob& j : jobs) s.end_s.push_back(link.issue(j));
+  for (const LinkJob& j : jobs) {
+    s.end_s.push_back(link.issue(j));
+    s.start_s.push_back(link.last_start_s());
+  }
   s.busy_s = link.busy_s();
   s.finish_s = link.finish_s();
   s.exposed_s = std::max(0.0, s.finish_s - compute_end_s);
@@ -102,7 +105,7 @@ class Windows {
     const int s = slots_.holding(g);
     return s < 0 ? -1 : ready_s_[size_t(s)];
   }
-  void gather(int g, int keep, double now) {
+  void gather(int g, int keep, double now, int micro, std::vector<TimelineSpan>& spans) {
     TT_ASSERT(g >= 0 && size_t(g) < gathers_.size(), "no gather job for parameter group ", g);
     const int s = slots_.slot_for(g, keep);
     TT_ASSERT(s >= 0, "no window for parameter group ", g);
@@ -110,6 +113,7 @@ class Windows {
     job.ready_s = now;
     slots_.fill(s, g);
     ready_s_[size_t(s)] = link_.issue(job);
+    spans.push_back({g, micro, link_.last_start_s(), ready_s_[size_t(s)]});
   }
   void used(int g) { slots_.touch(slots_.holding(g)); }
 
@@ -149,10 +153,11 @@ Zero3Timeline simulate_zero3_step(const std::vector<LinkJob>& gathers,
     const size_t in_pass = i % pass;
     const bool last = in_pass + 1 == pass;  // backward's last acquire names no next group (Model::backward)
     const int next = last ? -1 : acquires[i + 1].first;
-    if (windows.held(g) < 0) windows.gather(g, next, t);
+    const int micro = int(i / pass);
+    if (windows.held(g) < 0) windows.gather(g, next, t, micro, tl.gathers);
     t = std::max(t, windows.held(g));
     windows.used(g);
-    if (prefetch && next >= 0 && next != g && windows.held(next) < 0) windows.gather(next, g, t);
+    if (prefetch && next >= 0 && next != g && windows.held(next) < 0) windows.gather(next, g, t, micro, tl.gathers);
     const double compute = acquires[i].second;
     TT_ASSERT(compute >= 0, "negative compute time for parameter group ", g);
     if (in_pass == forward.size()) backward_compute = 0, next_grad = 0;  // this micro-step's backward starts
@@ -161,10 +166,13 @@ Zero3Timeline simulate_zero3_step(const std::vector<LinkJob>& gathers,
            ++next_grad) {  // the last group's compute takes all that is left
         LinkJob job = grads[next_grad];
         job.ready_s = t + std::min(compute, std::max(0.0, job.ready_s - backward_compute));
-        grads_end = std::max(grads_end, link.issue(job));
+        const double end = link.issue(job);
+        tl.grads.push_back({int(next_grad), micro, link.last_start_s(), end});
+        grads_end = std::max(grads_end, end);
       }
       backward_compute += compute;
     }
+    (in_pass < forward.size() ? tl.forward : tl.backward).push_back({g, micro, t, t + compute});
     t += compute;
     tl.compute_s += compute;
     if (last) t = std::max(t, grads_end);  // finish_backward: the micro-step's reductions end first

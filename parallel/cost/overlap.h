@@ -43,6 +43,7 @@ class Link {
   explicit Link(int ports = 0);
   // Each port the job loads serves it from max(ready, when the port is free); returns its end.
   double issue(const LinkJob& job);
+  double last_start_s() const { return spans_.empty() ? 0.0 : spans_.back().first; }  // of the last job issued
   double busy_s() const;                         // time at least one job was in flight
   double finish_s() const { return finish_s_; }  // when the last job ended (0 with none)
 
@@ -62,7 +63,8 @@ class Link {
 std::vector<double> owner_port_load(const std::vector<int64_t>& counts);
 
 struct LinkSchedule {
-  std::vector<double> end_s;  // per job, when it finished
+  std::vector<double> start_s;  // per job, when its first port began serving it
+  std::vector<double> end_s;    // per job, when it finished
   double busy_s = 0;          // time at least one job was in flight (union of [start, end])
   double finish_s = 0;        // when the last job finished (0 with no jobs)
   double exposed_s = 0;       // max(0, finish_s - compute_end_s)
@@ -90,11 +92,19 @@ std::vector<double> bucket_ready_times(const std::vector<parallel::Bucket>& buck
 // (ready_s ignored). grads: the gradient reducer's jobs of one micro-step, ready_s in backward
 // *compute* seconds (as bucket_ready_times gives them), issued when each micro-step's backward,
 // delayed by the waits, reaches that point.
+// The timeline itself, seconds from the start of the step: each acquire's compute (index: the
+// group), each gather (index: the group) and each gradient job (index: its position in grads).
+struct TimelineSpan {
+  int index = 0;
+  int micro = 0;  // micro-step
+  double start_s = 0, end_s = 0;
+};
 struct Zero3Timeline {
   double compute_s = 0;  // forward + backward compute
   double wall_s = 0;     // until the last compute and every collective have ended
   double busy_s = 0;     // link busy time (union)
   double exposed_s() const { return wall_s - compute_s; }
+  std::vector<TimelineSpan> forward, backward, gathers, grads;
 };
 Zero3Timeline simulate_zero3_step(const std::vector<LinkJob>& gathers,
                                   const std::vector<std::pair<int, double>>& forward,

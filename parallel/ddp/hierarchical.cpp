@@ -120,7 +120,16 @@ void HierarchicalAllReduce::launch(size_t bucket) { pipeline_->start(bucket); }
 
 void HierarchicalAllReduce::poll() { pipeline_->advance(); }
 
-void HierarchicalAllReduce::finish(std::vector<std::pair<double, double>>& spans) {
+const char* HierarchicalAllReduce::stage_name(int stage) const {
+  static const char* const kFp32[] = {"node reduce_scatter", "cross-node all_reduce", "node all_gather"};
+  static const char* const kCompressed[] = {"node all_to_all", "cross-node all_to_all", "cross-node all_gather",
+                                            "node all_gather"};
+  const bool compressed = compression_ != GradCompression::kNone;
+  TT_ASSERT(stage >= 0 && stage < (compressed ? 4 : 3), "hierarchical stage ", stage);
+  return compressed ? kCompressed[stage] : kFp32[stage];
+}
+
+void HierarchicalAllReduce::finish(std::vector<StagePipeline::Span>& spans) {
   pipeline_->finish(spans);
   if (compression_ != GradCompression::kNone)
     for (size_t i = 0; i < buckets_.size(); ++i) decompress_bucket(i);

@@ -62,8 +62,13 @@ class HierarchicalAllReduce {
   void begin();                // before a backward whose gradients are reduced
   void launch(size_t bucket);  // the bucket's gradients are final: its first stage
   void poll();                 // issues later stages whose predecessors completed
-  // Finishes every stage and writes the averaged gradients; appends collective spans.
-  void finish(std::vector<std::pair<double, double>>& spans);
+  // Finishes every stage and writes the averaged gradients; appends every collective's span (stage by
+  // stage, in bucket order: the same order on every rank).
+  void finish(std::vector<StagePipeline::Span>& spans);
+  // What stage `stage` runs, as a trace names it: "node reduce_scatter", "cross-node all_reduce",
+  // "node all_gather" (fp32); "node all_to_all", "cross-node all_to_all", "cross-node all_gather",
+  // "node all_gather" (compressed).
+  const char* stage_name(int stage) const;
 
   const NodeLayout& layout() const { return layout_; }
   // Error-feedback state (empty without): [0, n) the gradient's residual, then per bucket the node

@@ -159,7 +159,12 @@ void GradReducer::finish_backward() {
   // In-flight time is the union of the [issued, completed] intervals: queued collectives overlap.
   std::vector<std::pair<double, double>> spans;
   if (hier_ && communicate_) {
-    hier_->finish(spans);
+    std::vector<StagePipeline::Span> stages;
+    hier_->finish(stages);
+    for (const StagePipeline::Span& st : stages) {
+      spans.push_back({st.issued_s, st.end_s});
+      if (trace::enabled()) trace_bucket(st.bucket, hier_->stage_name(st.stage), spans.back());
+    }
   } else if (compression_ != GradCompression::kNone && communicate_) {
     finish_compressed(spans);
   } else {

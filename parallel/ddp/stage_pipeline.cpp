@@ -55,7 +55,7 @@ bool StagePipeline::advance() {
   return issued;
 }
 
-void StagePipeline::finish(std::vector<std::pair<double, double>>& spans) {
+void StagePipeline::finish(std::vector<Span>& spans) {
   const size_t started = next_[0];
   for (size_t b = 0; b < started; ++b)
     for (int s = 1; s < stages_; ++s) {
@@ -69,7 +69,7 @@ void StagePipeline::finish(std::vector<std::pair<double, double>>& spans) {
       Work& w = *work_[size_t(s)][b];
       w.wait();
       const double t0 = issued_at_[size_t(s)][b];
-      spans.push_back({t0, t0 + w.elapsed_s()});
+      spans.push_back({s, b, t0, t0 + w.elapsed_s()});
     }
   for (int s = 0; s < stages_; ++s) {
     work_[size_t(s)].clear();

@@ -40,10 +40,17 @@ class StagePipeline {
   void start(size_t bucket);
   // Issues every later stage whose predecessor has completed; true when it issued anything.
   bool advance();
+  // One collective of the round: stage `stage` of bucket `bucket`, in flight over [issued_s, end_s]
+  // (steady clock seconds, end = issue + the Work's elapsed time).
+  struct Span {
+    int stage = 0;
+    size_t bucket = 0;
+    double issued_s = 0, end_s = 0;
+  };
   // Issues what is left (waiting for predecessors in bucket order) and waits for every stage of every
-  // started bucket; appends the [issued, completed] span of each collective to spans. Rethrows a
-  // collective's failure or timeout.
-  void finish(std::vector<std::pair<double, double>>& spans);
+  // started bucket; appends each collective's span to spans, stage by stage, in bucket order (the
+  // same order on every rank). Rethrows a collective's failure or timeout.
+  void finish(std::vector<Span>& spans);
 
   int stages() const { return stages_; }
 

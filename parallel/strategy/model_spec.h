@@ -18,6 +18,7 @@
 
 #include "core/model/model_desc.h"
 #include "parallel/cost/collective_cost.h"
+#include "parallel/ddp/buckets.h"
 
 namespace tt::strategy {
 
@@ -56,6 +57,11 @@ struct ModelSpec {
   // down projection, and of its attention core (QKᵀ and ·V): what recompute re-runs.
   double block_forward_flops = 0, block_down_proj_flops = 0, block_attention_flops = 0;
   int micro_batch() const;
+  // The run's own gradient buckets (GradReducer's, from its caps), priced instead of the ones the
+  // candidate's bucket cap makes (ZeRO 0-2); empty: from the cap.
+  std::vector<parallel::Bucket> buckets;
+  double grad_bytes = 0;          // gradient bytes per element (buckets, uncompressed payload); 0 = 4
+                                  // (fp32); a run's prediction sets its own (bf16 on GPUs: 2)
   double param_gather_bytes = 0;  // ZeRO parameter all-gather bytes per element, the trainer's working
                                   // precision; 0 = auto: kParamGatherBytes (bf16) on a GPU cluster,
                                   // kCpuParamGatherBytes (fp32: the CPU trainer gathers fp32) without GPUs

@@ -104,6 +104,8 @@ double param_gather_bytes(const ModelSpec& model, const cost::Cluster& cluster) 
   return cluster.has_gpus ? kParamGatherBytes : kCpuParamGatherBytes;
 }
 
+double grad_bytes(const ModelSpec& model) { return model.grad_bytes > 0 ? model.grad_bytes : 4.0; }
+
 MemoryBreakdown candidate_memory(const cost::Cluster& cluster, const ModelSpec& model, int zero_stage, Payload payload,
                                  const Recompute& recompute, StateDType state) {
   MemoryInputs in;
@@ -127,7 +129,7 @@ MemoryBreakdown candidate_memory(const cost::Cluster& cluster, const ModelSpec& 
 Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& model, const ComputeTimes& compute,
                              double bucket_mb, Payload payload, Algorithm shape, int zero_stage,
                              double memory_limit_bytes, CompressedAllReduce compressed_all_reduce,
-                             const Recompute& recompute, StateDType state) {
+                             const Recompute& recompute, StateDType state, CandidateTimeline* timeline) {
   Candidate c;
   c.bucket_mb = bucket_mb;
   c.payload = payload;
@@ -144,9 +146,12 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
   TT_ASSERT(zero_stage < 3 || !model.param_groups.empty(), "ModelSpec '", model.name,
             "' has no parameter groups for ZeRO-3");
   // ZeRO-3 reduces (and shards) per parameter group, whatever the cap: GradReducer's buckets are the groups.
-  const auto buckets = zero_stage == 3 ? parallel::assign_buckets(model.param_groups, sizeof(float), {0, 0})
-                                       : parallel::assign_buckets(model.tensor_ranges, sizeof(float), caps);
+  const double gbytes = grad_bytes(model);
+  const auto buckets = zero_stage == 3        ? parallel::assign_buckets(model.param_groups, size_t(gbytes), {0, 0})
+                       : !model.buckets.empty() ? model.buckets
+                                                : parallel::assign_buckets(model.tensor_ranges, size_t(gbytes), caps);
   c.num_buckets = int(buckets.size());
+  if (timeline) *timeline = CandidateTimeline{buckets, {}, {}, {}, {}};
 
   if (cluster.ranks > 1) {
     // ZeRO-1/2's reduce-scatters run per owner over contiguous shards (a bucket inside one rank's shard
@@ -165,7 +170,7 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
         compressed_ar && shape != Algorithm::kHierarchical && compressed_all_reduce == CompressedAllReduce::kAllGather;
     for (size_t i = 0; i < buckets.size(); ++i) {
       const double elems = double(buckets[i].size());
-      const double wire = elems * cost::payload_bytes_per_elem(payload);
+      const double wire = elems * (payload == Payload::kFp32 ? gbytes : cost::payload_bytes_per_elem(payload));
       cost::CollectiveCost link;
       double codec = cost::codec_time_s(payload, buckets[i].size(), cluster);
       if (gather_sum) {  // every rank receives the other n-1 compressed buckets and decompress-adds them
@@ -181,6 +186,12 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
         }
       }
       jobs.push_back({ready[i], link.transfer_s + codec, link.latency_s, port_load(buckets[i].begin, buckets[i].end)});
+      if (timeline) {
+        timeline->wire_bytes.push_back(gather_sum ? wire * cluster.ranks : wire);
+        timeline->phases.push_back(
+            gather_sum ? cost::collective_phases(Collective::kAllGather, Algorithm::kRing, wire * cluster.ranks, cluster)
+                       : cost::collective_phases(c.grad_collective(), shape, wire, cluster));
+      }
     }
     const Algorithm gather_algo = shape == Algorithm::kTree ? Algorithm::kRing : shape;
     auto gather_cost = [&](int64_t begin, int64_t end) {
@@ -203,8 +214,12 @@ Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& mode
                                                 jobs, accum, ports);
       c.comm_s = tl.busy_s;
       c.exposed_s = tl.exposed_s();
+      if (timeline) timeline->zero3 = tl;
     } else {
       const auto sched = cost::simulate_serial_link(jobs, bwd_micro, ports);
+      if (timeline)
+        for (size_t i = 0; i < jobs.size(); ++i)
+          timeline->grads.push_back({int(i), accum - 1, sched.start_s[i], sched.end_s[i]});
       c.comm_s = comm_micros * sched.busy_s;
       c.exposed_s = comm_micros * sched.exposed_s;
       c.gather_s = zero_stage >= 1 ? gather_cost(0, model.num_params).total_s() : 0.0;

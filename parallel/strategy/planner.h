@@ -66,6 +66,8 @@
 #include "core/model/activation_plan.h"
 #include "optim/adamw.h"
 #include "parallel/cost/collective_cost.h"
+#include "parallel/cost/overlap.h"
+#include "parallel/ddp/buckets.h"
 #include "parallel/strategy/memory_model.h"
 #include "parallel/strategy/model_spec.h"
 #include "parallel/topology/topology.pb.h"
@@ -165,12 +167,25 @@ struct StrategyPlan {
   const Candidate* picked() const { return pick >= 0 ? &candidates[size_t(pick)] : nullptr; }
 };
 
-// Prices one candidate (fits is decided against memory_limit_bytes; 0 = unlimited).
+// The simulated step behind a candidate's communication price, for drawing it (the predicted
+// timeline of a run). Seconds: ZeRO 0-2 from the start of the last communicating micro-step's
+// backward; ZeRO-3 from the start of the step (cost::Zero3Timeline's spans).
+struct CandidateTimeline {
+  std::vector<parallel::Bucket> buckets;
+  std::vector<double> wire_bytes;                          // per bucket, on the link per rank
+  std::vector<std::vector<cost::CollectivePhase>> phases;  // per bucket, the collective's parts in order
+  std::vector<cost::TimelineSpan> grads;                   // per bucket (index), issue to end
+  cost::Zero3Timeline zero3;                               // ZeRO-3 only
+};
+
+// Prices one candidate (fits is decided against memory_limit_bytes; 0 = unlimited); fills
+// *timeline when given.
 Candidate evaluate_candidate(const cost::Cluster& cluster, const ModelSpec& model, const ComputeTimes& compute,
                              double bucket_mb, cost::Payload payload, cost::Algorithm shape, int zero_stage,
                              double memory_limit_bytes,
                              CompressedAllReduce compressed_all_reduce = CompressedAllReduce::kRing,
-                             const Recompute& recompute = {}, StateDType state = StateDType::kFp32);
+                             const Recompute& recompute = {}, StateDType state = StateDType::kFp32,
+                             CandidateTimeline* timeline = nullptr);
 // The same communication candidate with other memory levers (recompute, optimizer state): compute,
 // optimizer time and memory re-priced.
 Candidate with_levers(const Candidate& base, const cost::Cluster& cluster, const ModelSpec& model,
@@ -183,6 +198,9 @@ MemoryBreakdown candidate_memory(const cost::Cluster& cluster, const ModelSpec& 
 // Bytes per element of the ZeRO parameter all-gather: model.param_gather_bytes when > 0, else
 // kParamGatherBytes with GPUs and kCpuParamGatherBytes without.
 double param_gather_bytes(const ModelSpec& model, const cost::Cluster& cluster);
+// Bytes per gradient element (bucket sizes; the uncompressed payload on the wire): model.grad_bytes
+// when > 0, else 4 (the planner's candidates are fp32 gradient buffers).
+double grad_bytes(const ModelSpec& model);
 
 StrategyPlan plan_strategy(const cost::Cluster& cluster, const ModelSpec& model, const PlanOptions& options);
 // cluster_of(topo, options.ranks), then the above. Throws tt::Error(kConfig) for an empty model.

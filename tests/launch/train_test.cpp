@@ -222,6 +222,25 @@ TEST(Cli, MemoryBudgetTooSmallExitsWith5NamingTheTensor) {
   EXPECT_FALSE(fs::exists(dir.file("run/checkpoints"))) << "nothing is written for a run that cannot fit";
 }
 
+// bench step --recompute a,b --trace F keeps one trace per mode (F's name with the mode before the
+// extension), each a trace of its own measured steps, and prints one table row per mode.
+TEST(BenchStep, RecomputeModesTraceEachModeToItsOwnFile) {
+  TempDir dir;
+  auto r = run_topotrain("bench step --config " + config_path("gpt2") +
+                         " --steps 2 --warmup 1 --recompute none,full --trace " + dir.file("steps.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir.file("steps.json")));
+  for (const char* mode : {"none", "full"}) {
+    const std::string path = dir.file(std::string("steps.") + mode + ".json");
+    ASSERT_TRUE(fs::exists(path)) << path << "\n" << r.output;
+    const auto doc = nlohmann::json::parse(test::read_file(path));
+    int steps = 0;
+    for (const auto& e : doc.at("traceEvents")) steps += e.at("ph") == "X" && e.value("cat", "") == "step";
+    EXPECT_EQ(steps, 2) << path;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex(std::string("\\n") + mode + " +[0-9.]+"))) << r.output;
+  }
+}
+
 TEST(Cli, VersionHelpAndUnknownCommand) {
   auto v = run_topotrain("--version");
   EXPECT_EQ(v.exit_code, 0);

@@ -63,7 +63,7 @@ TEST(StagePipeline, NextStageOnlyAfterPreviousAndInBucketOrderPerStage) {
   EXPECT_TRUE(rec.has(2, 0));
   EXPECT_FALSE(rec.has(2, 1));
 
-  std::vector<std::pair<double, double>> spans;
+  std::vector<StagePipeline::Span> spans;
   p.finish(spans);
   EXPECT_EQ(rec.issued.size(), 9u);
   EXPECT_EQ(spans.size(), 9u);
@@ -83,7 +83,12 @@ TEST(StagePipeline, NextStageOnlyAfterPreviousAndInBucketOrderPerStage) {
   }
   // Spans are absolute steady-clock seconds (since boot: ~1e6 after ten days, 1e-10 s apart), so
   // their difference is exact only to a few ulps of that.
-  for (const auto& [b, e] : spans) EXPECT_NEAR(e - b, 0.001, 1e-8);
+  for (const auto& sp : spans) EXPECT_NEAR(sp.end_s - sp.issued_s, 0.001, 1e-8);
+  // Spans come stage by stage, in bucket order (the order every rank traces them in).
+  for (size_t i = 0; i < spans.size(); ++i) {
+    EXPECT_EQ(spans[i].stage, int(i / 3)) << i;
+    EXPECT_EQ(spans[i].bucket, i % 3) << i;
+  }
 }
 
 // Not eager (NCCL): completions during backward issue nothing, and finish() issues every later stage
@@ -98,7 +103,7 @@ TEST(StagePipeline, NotEagerIssuesLaterStagesInOneFixedOrder) {
   rec.works[0][0]->done = true;
   EXPECT_FALSE(p.advance());
   EXPECT_EQ(rec.issued.size(), 2u);
-  std::vector<std::pair<double, double>> spans;
+  std::vector<StagePipeline::Span> spans;
   p.finish(spans);
   const std::vector<std::pair<int, size_t>> want = {{0, 0}, {0, 1}, {1, 0}, {2, 0}, {1, 1}, {2, 1}};
   EXPECT_EQ(rec.issued, want);
@@ -113,7 +118,7 @@ TEST(StagePipeline, RoundsRepeatAndCompletedWorkIsDone) {
     p.begin(2);
     p.start(0);
     p.start(1);
-    std::vector<std::pair<double, double>> spans;
+    std::vector<StagePipeline::Span> spans;
     p.finish(spans);
     EXPECT_EQ(rec.issued.size(), 4u) << "round " << round;
   }

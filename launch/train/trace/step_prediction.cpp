@@ -68,6 +68,71 @@ std::vector<std::pair<double, double>> block_backward(const strategy::ModelSpec&
   }
   return spans;
 }
+
+// A bucket's collective as GradReducer issues it: (algorithm, share of the bucket's time) per
+// phase, from the cost model's phases (the compressed all-reduce's reduce-scatter and all-gather
+// halves are its all_to_all and all_gather).
+std::vector<std::pair<std::string, double>> reducer_phases(const std::vector<cost::CollectivePhase>& phases,
+                                                          int zero_stage, bool compressed, bool hierarchical) {
+  std::vector<std::pair<std::string, double>> out;
+  auto add = [&](std::string name, double seconds) { out.push_back({std::move(name), seconds}); };
+  if (!hierarchical) {
+    const double t = phases.empty() ? 1.0 : phases[0].cost.total_s();
+    if (zero_stage > 0) add("reduce_scatter", t);
+    else if (!compressed) add("all_reduce", t);
+    else add("all_to_all", t / 2), add("all_gather", t / 2);
+  } else {
+    // Intra-node reduce-scatter, the cross-node all-reduce, the intra-node all-gather (one node: the
+    // flat ring, its halves within the node and nothing across).
+    double rs = 0, cross = 0, ag = 0;
+    if (phases.size() == 3) {
+      rs = phases[0].cost.total_s(), cross = phases[1].cost.total_s(), ag = phases[2].cost.total_s();
+    } else if (!phases.empty()) {
+      rs = ag = phases[0].cost.total_s() / 2;
+    }
+    if (!compressed) {
+      add("node reduce_scatter", rs), add("cross-node all_reduce", cross), add("node all_gather", ag);
+    } else {
+      add("node all_to_all", rs), add("cross-node all_to_all", cross / 2), add("cross-node all_gather", cross / 2);
+      add("node all_gather", ag);
+    }
+  }
+  double total = 0;
+  for (const auto& p : out) total += p.second;
+  for (auto& p : out) p.second = total > 0 ? p.second / total : 1.0 / double(out.size());
+  return out;
+}
+
+// Appends a span of the predicted step (seconds from its start).
+void add_span(std::vector<trace::Span>& spans, std::string name, const char* category, double start_s, double end_s,
+              int lane, std::string args = "") {
+  spans.push_back(trace::Span{std::move(name), category, int64_t(start_s * 1e9),
+                              int64_t(std::max(0.0, end_s - start_s) * 1e9), lane, std::move(args)});
+}
+
+// The collectives lane: bucket i's phases over its simulated [start, end], offset by `at`.
+void add_bucket(std::vector<trace::Span>& spans, size_t i, const std::vector<std::pair<std::string, double>>& phases,
+                double wire_bytes, int64_t grad_bytes, double start_s, double end_s, double at, int64_t& seq) {
+  double t = start_s;
+  for (const auto& [algorithm, share] : phases) {
+    const double end = t + share * (end_s - start_s);
+    trace::Args args;
+    args.add("seq", ++seq).add("bytes", grad_bytes).add("wire_bytes", int64_t(wire_bytes));
+    args.add("algorithm", algorithm).add("bucket", int64_t(i));
+    add_span(spans, "bucket " + std::to_string(i) + " " + algorithm, "comm", at + t, at + end, trace::kCollectiveLane,
+             args.str());
+    t = end;
+  }
+}
+
+// The compute after a parameter group's acquire: "forward block 3"; group 0 is the embedding lookup
+// when forward starts with it, else the tied LM head; the last group the final norm (and an untied
+// head).
+std::string group_span_name(const char* pass, int group, bool first, const ModelDesc& d) {
+  if (group >= 1 && group <= d.n_layer) return str(pass, " block ", group - 1);
+  if (group == 0) return str(pass, first && std::string(pass) == "forward" ? " embeddings" : " head");
+  return str(pass, d.tied_head ? " final norm" : " final norm and head");
+}
 }  // namespace
 
 StepPrediction predict_step(const config::Config& cfg, const ModelDesc& desc, DType grad_dtype,
@@ -114,9 +179,16 @@ StepPrediction predict_step(const config::Config& cfg, const ModelDesc& desc, DT
   const StateDType state =
       cfg.optimizer().state_dtype().empty() ? StateDType::kFp32 : parse_state_dtype(cfg.optimizer().state_dtype());
   const double cap_mb = double(par.bucket_cap_mb()) * double(1 << 20) / 1e6;
+  // The GradReducer's own buckets and gradient dtype (its caps are MiB of that dtype).
+  spec.grad_bytes = double(dtype_size(grad_dtype));
+  spec.param_gather_bytes = double(dtype_size(grad_dtype));
+  const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
+                                  size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
+  spec.buckets = parallel::assign_buckets(spec.tensor_ranges, dtype_size(grad_dtype), caps);
+  strategy::CandidateTimeline tl;
   const strategy::Candidate c =
       strategy::evaluate_candidate(cluster, spec, compute, cap_mb, payload, shape, par.zero_stage(), 0.0,
-                                   strategy::CompressedAllReduce::kRing, recompute, state);
+                                   strategy::CompressedAllReduce::kRing, recompute, state, &tl);
   p.forward_s = compute.forward_s;
   p.backward_s = c.compute_s - compute.forward_s;  // with recompute
   p.optimizer_s = c.optimizer_s;
@@ -126,36 +198,85 @@ StepPrediction predict_step(const config::Config& cfg, const ModelDesc& desc, DT
   p.step_s = c.step_s;
   p.num_buckets = c.num_buckets;
   p.strategy = c.label();
-  p.block_backward = block_backward(spec, desc);
 
-  // The timeline's collectives: the GradReducer's own buckets, through the same overlap simulation.
-  if (comm.size() > 1 && par.zero_stage() < 3 && payload == cost::Payload::kFp32) {
-    const parallel::BucketCaps caps{size_t(double(par.bucket_cap_mb()) * (1 << 20)),
-                                    size_t(double(par.first_bucket_cap_mb()) * (1 << 20))};
-    const auto buckets = parallel::assign_buckets(spec.tensor_ranges, dtype_size(grad_dtype), caps);
-    p.num_buckets = int(buckets.size());
-    const double bwd_micro = p.backward_s / p.accum_steps;
-    const auto ready = cost::bucket_ready_times(buckets, spec.tensor_ranges, spec.ready_fraction, bwd_micro);
-    const cost::Collective collective =
-        par.zero_stage() == 0 ? cost::Collective::kAllReduce : cost::Collective::kReduceScatter;
-    std::vector<cost::LinkJob> jobs;
-    for (size_t i = 0; i < buckets.size(); ++i) {
-      const double bytes = double(buckets[i].size()) * double(dtype_size(grad_dtype));
-      const cost::CollectiveCost link = cost::collective_cost(collective, shape, bytes, cluster);
-      jobs.push_back({ready[i], link.transfer_s, link.latency_s, {}});
+  // The timeline of the step.
+  constexpr int kMain = StepPrediction::kMainLane;
+  std::vector<trace::Span>& out = p.timeline;
+  const int accum = p.accum_steps;
+  const bool zero3 = par.zero_stage() == 3;
+  const bool compressed = payload != cost::Payload::kFp32;
+  const bool hierarchical = shape == cost::Algorithm::kHierarchical;
+  const double esize = double(dtype_size(grad_dtype));
+  int64_t seq = 0;
+  double compute_end = 0;
+  if (!zero3) {
+    // Blocks: backward's FLOP split; forward's blocks take the same shares of forward, in block
+    // order after the (negligible) embedding lookup.
+    const auto blocks = block_backward(spec, desc);
+    const double fwd = p.forward_s / accum, bwd = p.backward_s / accum;  // per micro-step
+    double backward_start = 0;
+    for (int m = 0; m < accum; ++m) {
+      const double at = m * (fwd + bwd);
+      add_span(out, "forward", "forward", at, at + fwd, kMain);
+      double block_at = at;
+      for (size_t l = 0; l < blocks.size(); ++l) {
+        const double length = fwd * (blocks[l].second - blocks[l].first);
+        add_span(out, "forward block " + std::to_string(l), "forward", block_at, block_at + length, kMain);
+        block_at += length;
+      }
+      backward_start = at + fwd;
+      add_span(out, "backward", "backward", backward_start, backward_start + bwd, kMain);
+      for (size_t l = 0; l < blocks.size(); ++l)
+        add_span(out, "backward block " + std::to_string(l), "backward", backward_start + bwd * blocks[l].first,
+                 backward_start + bwd * blocks[l].second, kMain);
     }
-    const cost::LinkSchedule schedule = cost::simulate_serial_link(jobs, bwd_micro);
-    for (size_t i = 0; i < buckets.size(); ++i) {
-      PredictedCollective pc;
-      pc.algorithm = cost::collective_name(collective);
-      pc.name = "bucket " + std::to_string(i) + " " + pc.algorithm;
-      pc.bytes = buckets[i].size() * int64_t(dtype_size(grad_dtype));
-      pc.ready_s = ready[i];
-      pc.end_s = schedule.end_s[i];
-      pc.start_s = std::max(pc.ready_s, pc.end_s - jobs[i].duration_s - jobs[i].latency_s);
-      p.collectives.push_back(pc);
+    compute_end = accum * (fwd + bwd);
+    // The last micro-step's collectives (ZeRO-0/1 communicate only then), timed from its backward.
+    for (const cost::TimelineSpan& g : tl.grads) {
+      const size_t i = size_t(g.index);
+      add_bucket(out, i, reducer_phases(tl.phases[i], par.zero_stage(), compressed, hierarchical), tl.wire_bytes[i],
+                 int64_t(double(tl.buckets[i].size()) * esize), g.start_s, g.end_s, backward_start, seq);
     }
+  } else {
+    // ZeRO-3: compute where the simulation placed it (after each group's gather), its gathers, and
+    // every micro-step's reduce-scatters.
+    for (const auto* pass : {&tl.zero3.forward, &tl.zero3.backward}) {
+      const bool forward = pass == &tl.zero3.forward;
+      const char* name = forward ? "forward" : "backward";
+      for (int m = 0; m < accum; ++m) {
+        double from = -1, to = 0;
+        for (const cost::TimelineSpan& s : *pass) {
+          if (s.micro != m) continue;
+          add_span(out, group_span_name(name, s.index, from < 0, desc), name, s.start_s, s.end_s, kMain);
+          if (from < 0) from = s.start_s;
+          to = s.end_s;
+        }
+        if (from >= 0) add_span(out, name, name, from, to, kMain);
+      }
+    }
+    for (const cost::TimelineSpan& g : tl.zero3.gathers) {
+      trace::Args args;
+      args.add("group", int64_t(g.index)).add("micro_step", int64_t(g.micro));
+      add_span(out, str("gather group ", g.index), "comm", g.start_s, g.end_s, StepPrediction::kGatherLane,
+               args.str());
+    }
+    for (const cost::TimelineSpan& g : tl.zero3.grads) {
+      const size_t i = size_t(g.index);
+      add_bucket(out, i, {{"reduce_scatter", 1.0}}, tl.wire_bytes[i], int64_t(double(tl.buckets[i].size()) * esize),
+                 g.start_s, g.end_s, 0.0, seq);
+    }
+    compute_end = tl.zero3.wall_s;
   }
+  // After compute: the exposed gradient wait (ZeRO-3: already inside the simulated wall time), the
+  // optimizer and the ZeRO-1/2 parameter all-gather.
+  double at = compute_end;
+  const double grad_wait = zero3 ? 0.0 : std::max(0.0, p.exposed_comm_s - p.param_gather_s);
+  if (grad_wait > 0) add_span(out, "gradient wait", "comm", at, at + grad_wait, kMain);
+  at += grad_wait;
+  add_span(out, "optimizer", "optimizer", at, at + p.optimizer_s, kMain);
+  at += p.optimizer_s;
+  if (p.param_gather_s > 0) add_span(out, "parameter all-gather", "comm", at, at + p.param_gather_s, kMain);
+  add_span(out, "step", "step", 0, at + p.param_gather_s, kMain);
   return p;
 }
 
@@ -185,54 +306,13 @@ std::string prediction_json(const StepPrediction& p) {
 }
 
 std::string predicted_trace_json(const StepPrediction& p) {
-  constexpr int kMainLane = 1;
   trace::TraceProcess proc;
   proc.pid = 0;
   proc.name = "predicted (" + p.strategy + ")";
-  proc.lanes = {{kMainLane, "main"}, {trace::kCollectiveLane, "collectives"}};
-  auto ns = [](double s) { return int64_t(s * 1e9); };
-  auto add = [&](const std::string& name, const char* category, double start_s, double duration_s, int lane,
-                 std::string args = "") {
-    proc.spans.push_back(trace::Span{name, category, ns(start_s), ns(duration_s), lane, std::move(args)});
-  };
-  const int accum = p.accum_steps;
-  const double fwd = p.forward_s / accum, bwd = p.backward_s / accum;  // per micro-step
-  const double compute_end = accum * (fwd + bwd);
-  const double grad_wait = std::max(0.0, p.exposed_comm_s - p.param_gather_s);
-  add("step", "step", 0, compute_end + grad_wait + p.optimizer_s + p.param_gather_s, kMainLane);
-  // Blocks: backward's FLOP split; forward's blocks take the same shares of forward, in block order
-  // after the (negligible) embedding lookup.
-  double backward_start = 0;
-  for (int m = 0; m < accum; ++m) {
-    const double at = m * (fwd + bwd);
-    add("forward", "forward", at, fwd, kMainLane);
-    double block_at = at;
-    for (size_t l = 0; l < p.block_backward.size(); ++l) {
-      const auto [from, to] = p.block_backward[l];
-      add("forward block " + std::to_string(l), "forward", block_at, fwd * (to - from), kMainLane);
-      block_at += fwd * (to - from);
-    }
-    backward_start = at + fwd;
-    add("backward", "backward", backward_start, bwd, kMainLane);
-    for (size_t l = 0; l < p.block_backward.size(); ++l) {
-      const auto [from, to] = p.block_backward[l];
-      add("backward block " + std::to_string(l), "backward", backward_start + bwd * from, bwd * (to - from), kMainLane);
-    }
-  }
-  // Collectives are timed from the start of the last micro-step's backward.
-  for (size_t i = 0; i < p.collectives.size(); ++i) {
-    const PredictedCollective& c = p.collectives[i];
-    trace::Args args;
-    args.add("seq", int64_t(i + 1)).add("bytes", c.bytes).add("algorithm", c.algorithm);
-    args.add("bucket", int64_t(i)).add("ready_us", c.ready_s * 1e6);
-    add(c.name, "comm", backward_start + c.start_s, c.end_s - c.start_s, trace::kCollectiveLane, args.str());
-  }
-  double at = compute_end;
-  if (grad_wait > 0) add("gradient wait", "comm", at, grad_wait, kMainLane);
-  at += grad_wait;
-  add("optimizer", "optimizer", at, p.optimizer_s, kMainLane);
-  at += p.optimizer_s;
-  if (p.param_gather_s > 0) add("parameter all-gather", "comm", at, p.param_gather_s, kMainLane);
+  proc.lanes = {{StepPrediction::kMainLane, "main"},
+                {trace::kCollectiveLane, "collectives"},
+                {StepPrediction::kGatherLane, "parameter gathers"}};
+  proc.spans = p.timeline;
   const json other{{"what", "the cost model's timeline of one optimizer step (see prediction.json)"},
                    {"step_s", p.step_s},
                    {"strategy", p.strategy}};

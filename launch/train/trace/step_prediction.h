@@ -6,15 +6,16 @@
 // Design: the inputs are the ones `strategy: auto` prices with, measured the same cheap way at
 // start-up: a short all-reduce probe of the process group's link (parallel/topology/probe.h; two
 // sizes, no codec timing; collective) and, on CPU ranks, an sgemm measurement for the compute speed
-// (GPU ranks: the device table's peak at the default MFU). The totals are the planner's price of
-// the run's own configuration (strategy::evaluate_candidate with its ZeRO stage, bucket cap,
-// payload, collective, recompute and optimizer state), so they are the numbers `topotrain plan`
-// would show for it. The timeline re-runs the overlap simulation (cost/overlap.h) on the buckets
-// the trainer's GradReducer really makes (its caps and gradient dtype), so its collective spans
-// carry the measured trace's names ("bucket 3 all_reduce"): forward, backward by block (split by
-// FLOPs as ModelSpec does), each bucket on the collectives lane from its simulated start to its
-// end, the exposed wait, the optimizer and the ZeRO-1/2 parameter all-gather. ZeRO-3's
-// per-group gathers and the compressed payloads' two-phase collectives are in the totals only.
+// (GPU ranks: the device table's peak at the default MFU). Totals and timeline are one evaluation:
+// the planner's price of the run's own configuration (strategy::evaluate_candidate with its ZeRO
+// stage, payload, collective, recompute, optimizer state and the GradReducer's own buckets), which
+// also hands back the simulated step it priced (strategy::CandidateTimeline). The timeline names
+// its spans as the measured trace does: forward and backward with their blocks (ZeRO 0-2: split by
+// FLOPs as ModelSpec does; ZeRO-3: where the simulation placed each group's compute, waits
+// included), every bucket's collective phases as GradReducer issues them ("bucket 3 all_reduce";
+// compressed: "all_to_all" then "all_gather"; hierarchical: its node and cross-node stages, each
+// phase its share of the bucket's simulated time by its cost), ZeRO-3's per-group parameter
+// gathers on a lane of their own, the exposed wait, the optimizer and the ZeRO-1/2 all-gather.
 #pragma once
 
 #include <string>
@@ -23,16 +24,10 @@
 #include "core/config.h"
 #include "core/dtype.h"
 #include "core/model/model_desc.h"
+#include "core/trace_recorder.h"
 #include "parallel/comm/communicator.h"
 
 namespace tt {
-
-struct PredictedCollective {
-  std::string name;  // as the measured trace names it: "bucket 3 all_reduce"
-  std::string algorithm;
-  int64_t bytes = 0;
-  double ready_s = 0, start_s = 0, end_s = 0;  // from the start of backward
-};
 
 struct StepPrediction {
   // Per optimizer step, seconds (the planner's candidate for this configuration).
@@ -44,10 +39,10 @@ struct StepPrediction {
   std::string device, link, compute_source, strategy;
   double busbw_gbps = 0, latency_us = 0, compute_tflops = 0, mfu = 0;
   int64_t tokens_per_rank = 0;
-  // The timeline of one step: per block (0 … L-1), the [start, end) of its backward as fractions of a
-  // micro-step's backward (blocks run L-1 first), and the last micro-step's gradient collectives.
-  std::vector<std::pair<double, double>> block_backward;
-  std::vector<PredictedCollective> collectives;
+  // The step as trace spans, start_ns from the start of the step (lanes: kMainLane,
+  // trace::kCollectiveLane, kGatherLane).
+  std::vector<trace::Span> timeline;
+  static constexpr int kMainLane = 1, kGatherLane = 3;
 };
 
 // Collective over comm (the link probe). grad_dtype: the trainer's gradient dtype (bucket sizes).

@@ -47,6 +47,22 @@ std::vector<Event> complete_events(const json& doc) {
   return events;
 }
 
+// The collectives of each rank, by sequence number.
+std::map<int64_t, Event> collectives_of(const std::vector<Event>& events, int rank) {
+  std::map<int64_t, Event> out;
+  for (const Event& e : events)
+    if (e.pid == rank && e.cat == "comm" && e.args.contains("seq")) out[e.args.at("seq").get<int64_t>()] = e;
+  return out;
+}
+
+// The names of the bucket collectives of a predicted timeline.
+std::set<std::string> predicted_bucket_names(const std::string& path) {
+  std::set<std::string> names;
+  for (const Event& e : complete_events(json::parse(test::read_file(path))))
+    if (e.cat == "comm" && e.name.rfind("bucket ", 0) == 0) names.insert(e.name);
+  return names;
+}
+
 TEST_F(TraceSteps, TwoRanksMergeIntoOneTimeline) {
   const std::string small_buckets = " --set parallel.bucket_cap_mb=0.05 --set parallel.first_bucket_cap_mb=0.01";
   auto r = train(2, "run", small_buckets + " --set train.steps=5 --set train.trace_steps=3-4");
@@ -118,6 +134,51 @@ TEST_F(TraceSteps, TwoRanksMergeIntoOneTimeline) {
   const json prediction = json::parse(test::read_file(dir_.file("run/prediction.json")));
   EXPECT_GT(prediction.at("step_s").get<double>(), 0.0);
   EXPECT_GE(prediction.at("comm_s").get<double>(), prediction.at("exposed_comm_s").get<double>());
+}
+
+// The hierarchical all-reduce with a compressed payload (two one-rank "nodes": its four stages run
+// over sub-communicators) is traced stage by stage with twins on both ranks, and its predicted
+// timeline names the same stages; ZeRO-3's predicted timeline has its per-group gathers and the
+// reduce-scatters the run traces.
+TEST_F(TraceSteps, HierarchicalStagesAndZero3GathersAreTracedAndPredicted) {
+  const std::string small_buckets = " --set parallel.bucket_cap_mb=0.05 --set parallel.first_bucket_cap_mb=0.01";
+  auto r = train(2, "hier",
+                 small_buckets +
+                     " --set train.steps=3 --set train.trace_steps=2-3 --set parallel.collective=hierarchical"
+                     " --set parallel.ranks_per_node=1 --set parallel.grad_compression=int8");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<Event> events = complete_events(json::parse(test::read_file(dir_.file("hier/trace/steps_2-3.json"))));
+  const auto rank0 = collectives_of(events, 0), rank1 = collectives_of(events, 1);
+  ASSERT_FALSE(rank0.empty());
+  EXPECT_EQ(rank0.size(), rank1.size());
+  std::set<std::string> algorithms, measured_names;
+  for (const auto& [seq, c] : rank0) {
+    ASSERT_TRUE(rank1.count(seq)) << "rank 1 has no collective #" << seq;
+    EXPECT_EQ(rank1.at(seq).name, c.name) << seq;
+    EXPECT_EQ(rank1.at(seq).args.at("bytes"), c.args.at("bytes")) << seq;
+    EXPECT_EQ(c.args.at("payload"), "int8");
+    algorithms.insert(c.args.at("algorithm").get<std::string>());
+    measured_names.insert(c.name);
+  }
+  EXPECT_EQ(algorithms, (std::set<std::string>{"node all_to_all", "cross-node all_to_all", "cross-node all_gather",
+                                               "node all_gather"}));
+  EXPECT_EQ(predicted_bucket_names(dir_.file("hier/trace/steps_2-3.predicted.json")), measured_names);
+
+  auto z = train(2, "zero3", " --set train.steps=2 --set optimizer.warmup_steps=1 --set train.trace_steps=2 --set parallel.zero_stage=3");
+  ASSERT_EQ(z.exit_code, 0) << z.output;
+  std::set<std::string> zero3_names;
+  for (const auto& [seq, c] : collectives_of(
+           complete_events(json::parse(test::read_file(dir_.file("zero3/trace/steps_2-2.json")))), 0))
+    if (c.name.rfind("bucket ", 0) == 0) zero3_names.insert(c.name);
+  ASSERT_FALSE(zero3_names.empty());
+  EXPECT_EQ(predicted_bucket_names(dir_.file("zero3/trace/steps_2-2.predicted.json")), zero3_names);
+  int gathers = 0, blocks = 0;
+  for (const Event& e : complete_events(json::parse(test::read_file(dir_.file("zero3/trace/steps_2-2.predicted.json"))))) {
+    gathers += e.name.rfind("gather group ", 0) == 0;
+    blocks += e.name.rfind("backward block ", 0) == 0;
+  }
+  EXPECT_GE(gathers, 4) << "every group gathered for forward and again for backward";
+  EXPECT_GT(blocks, 0);
 }
 
 // Without train.trace_steps no trace directory appears, and a bad range is a config error naming the field.
