@@ -1,5 +1,5 @@
-// DType table and the fp16/fp8 conversions, written once as a generic "round to a small IEEE-like
-// format" so every format shares the same round-to-nearest-even and subnormal handling.
+// DType table and the fp16 conversion, written as a generic "round to a small IEEE-like format"
+// (the fp8 conversions are bit-level and __host__ __device__, in the header).
 #include "core/dtype.h"
 
 #include <cmath>
@@ -98,24 +98,6 @@ uint16_t f32_to_f16(float f) {
 float f16_to_f32(uint16_t h) {
   if ((h & 0x7c00) == 0x7c00) return (h & 0x3ff) ? NAN : ((h & 0x8000) ? -INFINITY : INFINITY);
   return decode_bits(h, 5, 10);
-}
-
-uint8_t f32_to_fp8_e4m3(float f) {
-  if (std::isnan(f)) return 0x7f;
-  return uint8_t(encode_rounded(round_to_format(f, 4, 3, 448.0f, false), 4, 3));
-}
-float fp8_e4m3_to_f32(uint8_t v) {
-  if ((v & 0x7f) == 0x7f) return NAN;
-  return decode_bits(v, 4, 3);
-}
-
-uint8_t f32_to_fp8_e5m2(float f) {
-  if (std::isnan(f)) return 0x7f;
-  return uint8_t(encode_rounded(round_to_format(f, 5, 2, 57344.0f, false), 5, 2));
-}
-float fp8_e5m2_to_f32(uint8_t v) {
-  if ((v & 0x7c) == 0x7c) return (v & 0x03) ? NAN : ((v & 0x80) ? -INFINITY : INFINITY);
-  return decode_bits(v, 5, 2);
 }
 
 }  // namespace tt

@@ -24,7 +24,14 @@ enum class ScratchSlot : int {
   kPartials = 1,         // per-block partial sums of two-pass deterministic reductions
   kEpilogue = 2,         // small epilogue outputs (bias gradients before they are accumulated)
   kRowStats = 3,         // per-row statistics (attention backward's D = rowsum(dO * O))
-  kCount = 4,
+  kQuantize = 4,         // the quantisers' reductions (kernels/quantize)
+  kInt8Accumulator = 5,  // the int8 GEMM's int32 output before it is dequantised (matmul.cu)
+  kLowpOperand0 = 6,     // quantised operands of a low-precision linear layer (kernels/ops), four at
+  kLowpOperand1 = 7,     // once in an fp8 backward
+  kLowpOperand2 = 8,
+  kLowpOperand3 = 9,
+  kLowpFactors = 10,     // their int8 dequantise factors
+  kCount = 11,
 };
 
 // Device memory of at least `bytes` on the current device, ordered on `stream` (see above).

@@ -98,6 +98,13 @@ struct Gemm {
   void* bias = nullptr;  // bias (read) or bias gradient (written), as the epilogue says
   void* aux = nullptr;   // GELU pre-activation: written by GELU_AUX, read by DGELU
   int64_t aux_ld = 0;
+  // Low-precision operands: A/B types other than `type` (fp8, int8), their dequantise factors
+  // (device fp32, fp8 only), and the int32 compute of the int8 GEMM (D int32, alpha/beta int32).
+  cudaDataType_t a_type = CUDA_R_32F, b_type = CUDA_R_32F;  // used when low_precision
+  bool low_precision = false;
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+  bool int32_compute = false;
 };
 
 struct LtObjects {  // owns the descriptors of one cublasLtMatmul call
@@ -127,7 +134,10 @@ void set_pref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttribute
 bool run_gemm(const Gemm& g, cudaStream_t stream) {
   cublasLtHandle_t handle = lt_handle();
   LtObjects o;
-  TT_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&o.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  TT_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&o.op, g.int32_compute ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F,
+                                             g.int32_compute ? CUDA_R_32I : CUDA_R_32F));
+  if (g.a_scale != nullptr) set_desc(o.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.a_scale);
+  if (g.b_scale != nullptr) set_desc(o.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.b_scale);
   set_desc(o.op, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<int32_t>(g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N));
   set_desc(o.op, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<int32_t>(g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N));
   if (g.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
@@ -139,8 +149,9 @@ bool run_gemm(const Gemm& g, cudaStream_t stream) {
       set_desc(o.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, g.aux_ld);
     }
   }
-  TT_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&o.a, g.type, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda));
-  TT_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&o.b, g.type, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb));
+  const cudaDataType_t a_type = g.low_precision ? g.a_type : g.type, b_type = g.low_precision ? g.b_type : g.type;
+  TT_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&o.a, a_type, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda));
+  TT_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&o.b, b_type, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb));
   TT_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&o.d, g.type, g.m, g.n, g.ldd));
   TT_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&o.pref));
   set_pref(o.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<uint64_t>(kWorkspaceBytes));
@@ -163,7 +174,10 @@ bool run_gemm(const Gemm& g, cudaStream_t stream) {
 
   void* workspace = cuda::cuda_scratch(cuda::ScratchSlot::kCublasWorkspace, kWorkspaceBytes, stream);
   const float alpha = 1.0f;
-  const cublasStatus_t st = cublasLtMatmul(handle, o.op, &alpha, g.A, o.a, g.B, o.b, &g.beta, g.D, o.d, g.D, o.d,
+  const int32_t alpha_i = 1, beta_i = int32_t(g.beta);
+  const void* alpha_p = g.int32_compute ? static_cast<const void*>(&alpha_i) : &alpha;
+  const void* beta_p = g.int32_compute ? static_cast<const void*>(&beta_i) : &g.beta;
+  const cublasStatus_t st = cublasLtMatmul(handle, o.op, alpha_p, g.A, o.a, g.B, o.b, beta_p, g.D, o.d, g.D, o.d,
                                            &heuristic.algo, workspace, kWorkspaceBytes, stream);
   if (st == CUBLAS_STATUS_NOT_SUPPORTED ||
       (st == CUBLAS_STATUS_INVALID_VALUE && g.epilogue != CUBLASLT_EPILOGUE_DEFAULT))
@@ -321,7 +335,88 @@ void dgelu_backward(T* dpre, T* dbias, const T* dout, const T* weight, const T* 
   if (dbias != nullptr) cuda::column_sum_accumulate(dbias, dpre, M, K, stream);
 }
 
+// ---- low-precision products --------------------------------------------------------------------
+
+cudaDataType_t fp8_type(Fp8Format f) { return f == Fp8Format::kE4M3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2; }
+
+void check_lowp_shape(const char* what, int M, int N, int K) {
+  if (M % 16 == 0 && N % 16 == 0 && K % 16 == 0) return;
+  throw Error(ErrorKind::kConfig,
+              str(what, ": the tensor cores' low-precision GEMM needs every dimension a multiple of 16, got M=", M,
+                  " N=", N, " K=", K),
+              "train.matmul_precision",
+              "use model widths and train.batch_size x train.seq_len that are multiples of 16, or "
+              "train.matmul_precision \"default\"");
+}
+
+// out[i] = (accumulate ? out[i] : 0) + float(acc[i]) · (a_row_inv[row] · b_inv[0]) (+ bias[col]).
+template <typename T>
+__global__ void int8_dequantize_kernel(T* out, const int32_t* acc, const float* a_row_inv, const float* b_inv,
+                                       const T* bias, int64_t rows, int cols, bool accumulate) {
+  const int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = i / cols;
+    // Rounded operations spelled out (no contraction into FMAs): bit-identical to the CPU's.
+    float v = __fmul_rn(__int2float_rn(acc[i]), __fmul_rn(a_row_inv[r], b_inv[0]));
+    if (bias != nullptr) v = __fadd_rn(v, to_f32(bias[i % cols]));
+    out[i] = from_f32<T>(accumulate ? __fadd_rn(to_f32(out[i]), v) : v);
+  }
+}
+
 }  // namespace
+
+template <typename T>
+void matmul_fp8_cuda(T* out, const uint8_t* a, Fp8Format fa, const uint8_t* b, Fp8Format fb, const float* a_scale_inv,
+                     const float* b_scale_inv, const T* bias, int M, int N, int K, bool accumulate,
+                     cudaStream_t stream) {
+  if (M <= 0 || N <= 0) return;
+  check_lowp_shape("matmul_fp8_cuda", M, N, K);
+  // Column-major outᵀ[N,M] = op_T(B: K×N) · A (K×M): cuBLASLt's A is our B (and its scale ours).
+  Gemm g{cuda_type<T>(), true, false, N, M, K, b, K, a, K, out, N, accumulate ? 1.0f : 0.0f};
+  g.low_precision = true;
+  g.a_type = fp8_type(fb);
+  g.b_type = fp8_type(fa);
+  g.a_scale = b_scale_inv;
+  g.b_scale = a_scale_inv;
+  if (bias != nullptr && !accumulate) {
+    Gemm fused = g;
+    fused.epilogue = CUBLASLT_EPILOGUE_BIAS;
+    fused.bias = const_cast<T*>(bias);
+    if (run_gemm(fused, stream)) return;
+  }
+  if (!run_gemm(g, stream))
+    throw Error(ErrorKind::kConfig, str("cuBLASLt has no fp8 GEMM for M=", M, " N=", N, " K=", K, " on this GPU"),
+                "train.matmul_precision", "fp8 matmuls need an sm_89+ GPU (Ada, Hopper); use \"int8\" or \"default\"");
+  if (bias != nullptr) bias_rows(out, bias, M, N, /*overwrite=*/false, stream);
+}
+
+template <typename T>
+void matmul_int8_cuda(T* out, const int8_t* a, const float* a_row_inv, const int8_t* b, const float* b_inv,
+                      const T* bias, int M, int N, int K, bool accumulate, cudaStream_t stream) {
+  if (M <= 0 || N <= 0) return;
+  check_lowp_shape("matmul_int8_cuda", M, N, K);
+  int32_t* acc = cuda::cuda_scratch_as<int32_t>(cuda::ScratchSlot::kInt8Accumulator, size_t(M) * N, stream);
+  Gemm g{CUDA_R_32I, true, false, N, M, K, b, K, a, K, acc, N, 0.0f};
+  g.low_precision = true;
+  g.a_type = g.b_type = CUDA_R_8I;
+  g.int32_compute = true;
+  if (!run_gemm(g, stream))
+    throw Error(ErrorKind::kConfig, str("cuBLASLt has no int8 GEMM for M=", M, " N=", N, " K=", K, " on this GPU"),
+                "train.matmul_precision", "int8 matmuls need an sm_75+ GPU (Turing or newer); use \"default\"");
+  const int64_t n = int64_t(M) * N;
+  int8_dequantize_kernel<<<cuda::elementwise_blocks(n, kThreads), kThreads, 0, stream>>>(out, acc, a_row_inv, b_inv,
+                                                                                          bias, M, N, accumulate);
+  TT_CUDA_LAUNCH_CHECK();
+}
+
+template void matmul_fp8_cuda<float>(float*, const uint8_t*, Fp8Format, const uint8_t*, Fp8Format, const float*,
+                                     const float*, const float*, int, int, int, bool, cudaStream_t);
+template void matmul_fp8_cuda<bf16>(bf16*, const uint8_t*, Fp8Format, const uint8_t*, Fp8Format, const float*,
+                                    const float*, const bf16*, int, int, int, bool, cudaStream_t);
+template void matmul_int8_cuda<float>(float*, const int8_t*, const float*, const int8_t*, const float*, const float*,
+                                      int, int, int, bool, cudaStream_t);
+template void matmul_int8_cuda<bf16>(bf16*, const int8_t*, const float*, const int8_t*, const float*, const bf16*, int,
+                                     int, int, bool, cudaStream_t);
 
 void matmul_forward_cuda(float* out, const float* inp, const float* weight, const float* bias, int M, int K, int N,
                          cudaStream_t stream) {

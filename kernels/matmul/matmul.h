@@ -7,6 +7,10 @@
 // summing rows in a fixed order; BLAS GEMMs partition M/N, never K).
 #pragma once
 
+#include <cstdint>
+
+#include "core/dtype.h"
+
 namespace tt::kernels {
 
 // out[M,N] = inp[M,K] · weight[N,K]ᵀ (+ bias[N] when bias != nullptr). Overwrites out.
@@ -16,6 +20,19 @@ void matmul_forward_cpu(float* out, const float* inp, const float* weight, const
 // Any of dinp, dweight, dbias may be nullptr.
 void matmul_backward_cpu(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
                          const float* weight, int M, int K, int N);
+
+// ---- Low-precision products (the fp8 / int8 linear layers) ------------------------------------
+// "TN" GEMMs of quantised operands, both stored with the reduced dimension innermost (A[M,K],
+// B[N,K], as the tensor cores take them; kernels/quantize writes transposed codes where a backward
+// product needs them): out[M,N] = (accumulate ? out : 0) + dequantised(A · Bᵀ) (+ bias[N]).
+//   fp8: fp32 accumulation of the codes' values, then × a_scale_inv[0] · b_scale_inv[0].
+//   int8: exact int32 accumulation, then float(acc) × (a_row_inv[m] · b_inv[0]).
+// The CPU versions are the exact emulation (fp32 sgemm of the decoded codes; int8 in double, which is
+// exact), the references the CUDA versions are tested against.
+void matmul_fp8_cpu(float* out, const uint8_t* a, Fp8Format fa, const uint8_t* b, Fp8Format fb, const float* a_scale_inv,
+                    const float* b_scale_inv, const float* bias, int M, int N, int K, bool accumulate);
+void matmul_int8_cpu(float* out, const int8_t* a, const float* a_row_inv, const int8_t* b, const float* b_inv,
+                     const float* bias, int M, int N, int K, bool accumulate);
 
 }  // namespace tt::kernels
 
@@ -66,6 +83,20 @@ void matmul_dgelu_backward_cuda(float* dpre, float* dbias_pre, const float* dout
 void matmul_dgelu_backward_cuda(__nv_bfloat16* dpre, __nv_bfloat16* dbias_pre, const __nv_bfloat16* dout,
                                 const __nv_bfloat16* weight, const __nv_bfloat16* pre_gelu, int M, int K, int N,
                                 cudaStream_t stream = 0);
+
+// The low-precision products above on device pointers (scale factors too); T (out, bias) is float
+// or __nv_bfloat16. fp8: cuBLASLt FP8 GEMM (sm_89+; E4M3 x E4M3, E5M2 x E4M3), the factors as its
+// A/B scale pointers, beta = 1 when accumulating. int8: cuBLASLt IMMA GEMM (COMPUTE_32I) into an
+// int32 scratch, then one kernel dequantises (and adds bias / accumulates). M, N and K must be
+// multiples of 16 (the tensor cores' tiles); otherwise, or when cuBLASLt has no algorithm, throws
+// kConfig naming the shape.
+template <typename T>
+void matmul_fp8_cuda(T* out, const uint8_t* a, Fp8Format fa, const uint8_t* b, Fp8Format fb, const float* a_scale_inv,
+                     const float* b_scale_inv, const T* bias, int M, int N, int K, bool accumulate,
+                     cudaStream_t stream = 0);
+template <typename T>
+void matmul_int8_cuda(T* out, const int8_t* a, const float* a_row_inv, const int8_t* b, const float* b_inv,
+                      const T* bias, int M, int N, int K, bool accumulate, cudaStream_t stream = 0);
 
 // Process-wide switch for the fused cuBLASLt epilogues (default on). Off: every op takes the
 // unfused path. Lets tests check both paths against the CPU reference.

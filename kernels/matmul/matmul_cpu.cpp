@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include <vector>
+
 #include "kernels/common/column_chunks.h"
 #include "kernels/matmul/matmul.h"
 
@@ -81,6 +83,59 @@ void matmul_backward_cpu(float* dinp, float* dweight, float* dbias, const float*
         for (int j = 0; j < w; ++j) acc[j] += row[j];
       }
       for (int j = 0; j < w; ++j) dbias[j0 + j] += acc[j];
+    }
+  }
+}
+
+void matmul_fp8_cpu(float* out, const uint8_t* a, Fp8Format fa, const uint8_t* b, Fp8Format fb, const float* a_scale_inv,
+                    const float* b_scale_inv, const float* bias, int M, int N, int K, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  // The codes' values are exact in fp32: the emulation is an fp32 GEMM of the decoded codes (fp32
+  // accumulation, as the tensor cores), scaled once by the two dequantise factors.
+  std::vector<float> da(size_t(M) * K), db(size_t(N) * K), acc(size_t(M) * N, 0.0f);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < int64_t(M) * K; ++i) da[size_t(i)] = fp8_to_f32(a[i], fa);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < int64_t(N) * K; ++i) db[size_t(i)] = fp8_to_f32(b[i], fb);
+  if (K > 0)
+    for_tiles(M, N, [&](int i0, int rows, int j0, int cols) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, K, 1.0f, da.data() + int64_t(i0) * K, K,
+                  db.data() + int64_t(j0) * K, K, 0.0f, acc.data() + int64_t(i0) * N + j0, N);
+    });
+  const float s = a_scale_inv[0] * b_scale_inv[0];
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < int64_t(M); ++i)
+    for (int j = 0; j < N; ++j) {
+      float v = acc[size_t(i * N + j)] * s;
+      if (bias != nullptr) v += bias[j];
+      float& o = out[i * N + j];
+      o = accumulate ? o + v : v;
+    }
+}
+
+void matmul_int8_cpu(float* out, const int8_t* a, const float* a_row_inv, const int8_t* b, const float* b_inv,
+                     const float* bias, int M, int N, int K, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  // int32 accumulation, exactly: products of int8 codes summed in double are exact integers (|sum| <
+  // K · 127² < 2^53), and the int32 GEMM's sum does not overflow for K < 133,000.
+  std::vector<double> da(size_t(M) * K), db(size_t(N) * K), acc(size_t(M) * N, 0.0);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < int64_t(M) * K; ++i) da[size_t(i)] = a[i];
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < int64_t(N) * K; ++i) db[size_t(i)] = b[i];
+  if (K > 0)
+    for_tiles(M, N, [&](int i0, int rows, int j0, int cols) {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, cols, K, 1.0, da.data() + int64_t(i0) * K, K,
+                  db.data() + int64_t(j0) * K, K, 0.0, acc.data() + int64_t(i0) * N + j0, N);
+    });
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < int64_t(M); ++i) {
+    const float s = a_row_inv[i] * b_inv[0];
+    for (int j = 0; j < N; ++j) {
+      float v = float(acc[size_t(i * N + j)]) * s;  // int32 -> fp32 rounds to nearest even, as on the device
+      if (bias != nullptr) v += bias[j];
+      float& o = out[i * N + j];
+      o = accumulate ? o + v : v;
     }
   }
 }

@@ -10,6 +10,8 @@
 #include "kernels/gelu/gelu.h"
 #include "kernels/layernorm/layernorm.h"
 #include "kernels/matmul/matmul.h"
+#include "kernels/ops/low_precision_linear.h"
+#include "kernels/quantize/quantize.h"
 #include "kernels/reductions/reductions.h"
 #include "kernels/residual/residual.h"
 #include "kernels/rmsnorm/rmsnorm.h"
@@ -157,8 +159,24 @@ void residual_forward(const Exec& e, DType dt, void* out, const void* a, const v
   TT_CUDA_OP(dt, "residual", residual_forward_cuda(as<E>(out), as<E>(a), as<E>(b), n, stream(e)));
 }
 
+const char* matmul_precision_name(MatmulPrecision p) {
+  switch (p) {
+    case MatmulPrecision::kDefault:
+      return "default";
+    case MatmulPrecision::kFp8:
+      return "fp8";
+    case MatmulPrecision::kInt8:
+      return "int8";
+  }
+  return "?";
+}
+
 void linear_forward(const Exec& e, DType dt, void* out, const void* inp, const void* w, const void* b, int M, int K,
-                    int N) {
+                    int N, const LinearPrecision& lp) {
+  if (lp.precision != MatmulPrecision::kDefault) {
+    low_precision_linear_forward(e, dt, out, inp, w, b, M, K, N, lp);
+    return;
+  }
   if (!e.is_cuda()) {
     require_cpu_f32(dt, "linear");
     matmul_forward_cpu(as<float>(out), as<float>(inp), as<float>(w), as<float>(b), M, K, N);
@@ -168,7 +186,11 @@ void linear_forward(const Exec& e, DType dt, void* out, const void* inp, const v
 }
 
 void linear_backward(const Exec& e, DType dt, void* dinp, void* dw, void* db, const void* dout, const void* inp,
-                     const void* w, int M, int K, int N) {
+                     const void* w, int M, int K, int N, const LinearPrecision& lp) {
+  if (lp.precision != MatmulPrecision::kDefault) {
+    low_precision_linear_backward(e, dt, dinp, dw, db, dout, inp, w, M, K, N, lp);
+    return;
+  }
   if (!e.is_cuda()) {
     require_cpu_f32(dt, "linear");
     matmul_backward_cpu(as<float>(dinp), as<float>(dw), as<float>(db), as<float>(dout), as<float>(inp), as<float>(w), M,
@@ -181,14 +203,15 @@ void linear_backward(const Exec& e, DType dt, void* dinp, void* dw, void* db, co
 }
 
 void mlp_up_forward(const Exec& e, DType dt, MlpActivation a, void* act, void* pre, const void* inp, const void* w,
-                    const void* b, int M, int K, int Nup) {
-  if (e.is_cuda() && a == MlpActivation::kGeluTanh) {  // GELU in the GEMM's epilogue
+                    const void* b, int M, int K, int Nup, const LinearPrecision& lp) {
+  const bool fused = lp.precision == MatmulPrecision::kDefault;
+  if (e.is_cuda() && a == MlpActivation::kGeluTanh && fused) {  // GELU in the GEMM's epilogue
     TT_CUDA_OP(dt, "mlp", {
       matmul_gelu_forward_cuda(as<E>(act), as<E>(pre), as<E>(inp), as<E>(w), as<E>(b), M, K, Nup, stream(e));
     });
     return;
   }
-  linear_forward(e, dt, pre, inp, w, b, M, K, Nup);
+  linear_forward(e, dt, pre, inp, w, b, M, K, Nup, lp);
   mlp_activation_forward(e, dt, a, act, pre, M, Nup);
 }
 
@@ -210,12 +233,41 @@ void mlp_activation_forward(const Exec& e, DType dt, MlpActivation a, void* act,
   });
 }
 
+namespace {
+// dpre += d act / d pre · dact (GELU: [M, Na]; SwiGLU: dpre [M, 2Na] over gate | up).
+void mlp_activation_backward(const Exec& e, DType dt, MlpActivation a, void* dpre, const void* dact, const void* pre,
+                             int M, int Na) {
+  const bool swiglu = a == MlpActivation::kSwiGLU;
+  if (!e.is_cuda()) {
+    require_cpu_f32(dt, "mlp");
+    if (swiglu)
+      swiglu_backward_cpu(as<float>(dpre), as<float>(dact), as<float>(pre), M, Na);
+    else
+      gelu_backward_cpu(as<float>(dpre), as<float>(pre), as<float>(dact), int64_t(M) * Na);
+    return;
+  }
+  TT_CUDA_OP(dt, "mlp", {
+    if (swiglu)
+      swiglu_backward_cuda(as<E>(dpre), as<E>(dact), as<E>(pre), M, Na, stream(e));
+    else
+      gelu_backward_cuda(as<E>(dpre), as<E>(pre), as<E>(dact), int64_t(M) * Na, stream(e));
+  });
+}
+}  // namespace
+
 void mlp_down_backward(const Exec& e, DType dt, MlpActivation a, void* dpre, void* dw_down, void* db_down,
                        void* scratch, const void* dout, const void* act, const void* w_down, const void* pre, int M,
-                       int Na, int N) {
+                       int Na, int N, const LinearPrecision& lp) {
   const bool swiglu = a == MlpActivation::kSwiGLU;
   const int Nup = swiglu ? 2 * Na : Na;
   const size_t es = dtype_size(dt);
+  if (lp.precision != MatmulPrecision::kDefault) {  // the down projection's products in low precision, unfused
+    zero_async(e, scratch, size_t(M) * Na * es);
+    linear_backward(e, dt, scratch, dw_down, db_down, dout, act, w_down, M, Na, N, lp);
+    zero_async(e, dpre, size_t(M) * Nup * es);
+    mlp_activation_backward(e, dt, a, dpre, scratch, pre, M, Na);
+    return;
+  }
   if (!e.is_cuda()) {
     require_cpu_f32(dt, "mlp");
     // dact = dout · w_down, then through the activation into dpre.
@@ -329,6 +381,19 @@ double sum_squares(const Exec& e, DType dt, const void* x, int64_t n) {
   TT_ASSERT(false, "sum_squares needs CUDA, but this build has none");
 #endif
   return result;
+}
+
+void fp8_update_scales(const Exec& e, float* history, float* scale, float* scale_inv, const float* amax, int64_t n,
+                       int len, int pos, int margin) {
+  if (!e.is_cuda()) {
+    fp8_update_scales_cpu(history, scale, scale_inv, amax, n, len, pos, margin);
+    return;
+  }
+#if TOPOTRAIN_HAVE_CUDA
+  fp8_update_scales_cuda(history, scale, scale_inv, amax, n, len, pos, margin, stream(e));
+#else
+  TT_ASSERT(false, "fp8_update_scales needs CUDA, but this build has none");
+#endif
 }
 
 }  // namespace tt::ops

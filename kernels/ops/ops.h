@@ -49,17 +49,50 @@ void norm_backward(const Exec& e, DType dt, const NormSpec& norm, void* dinp, vo
 // out[n] = a + b (out may alias a or b).
 void residual_forward(const Exec& e, DType dt, void* out, const void* a, const void* b, int64_t n);
 
+// ---- Linear layers and their precision recipe ------------------------------------------------
+// Every linear layer's three products (forward, input gradient, weight gradient) run in the layer's
+// matmul precision:
+//   kDefault: the working precision dt (fp32 or bf16 storage, fp32 accumulation).
+//   kFp8: Transformer Engine's "hybrid" delayed scaling: inputs and weights E4M3, output gradients
+//     E5M2, per-tensor scales chosen from earlier steps' absmax (the state below), fp32
+//     accumulation, results in dt; all three products in fp8.
+//   kInt8: SwitchBack: the forward and input-gradient products in int8 (row-wise absmax of the
+//     activations / output gradients, per-tensor absmax of the weight, exact int32 accumulation);
+//     the weight gradient in dt.
+// Biases and their gradients stay in dt. On the CPU (fp32) the low-precision modes are the exact
+// emulation of the device arithmetic (kernels/quantize, kernels/matmul).
+enum class MatmulPrecision { kDefault, kFp8, kInt8 };
+const char* matmul_precision_name(MatmulPrecision p);  // "default", "fp8", "int8"
+
+// One linear layer's recipe and, for fp8, its scaling state: fp32 arrays of three entries (x: input,
+// w: weight, dy: output gradient) in memory of the exec's device. The scales are read; forward adds
+// x's and w's max |value| into amax (max) and their saturated / flushed-to-zero counts into counts
+// ([0..3) overflow, [3..6) underflow), backward dy's (the input and weight gradients re-quantise x
+// and w with the same scales, recording nothing). Null state pointers with kFp8 are an internal error.
+struct LinearPrecision {
+  MatmulPrecision precision = MatmulPrecision::kDefault;
+  const float* scale = nullptr;      // [3] quantise multipliers
+  const float* scale_inv = nullptr;  // [3] their inverses
+  float* amax = nullptr;             // [3]
+  uint32_t* counts = nullptr;        // [6]
+};
+
 // out[M,N] = inp[M,K] · w[N,K]ᵀ (+ b[N]), OVERWRITTEN.
 void linear_forward(const Exec& e, DType dt, void* out, const void* inp, const void* w, const void* b, int M, int K,
-                    int N);
+                    int N, const LinearPrecision& lp = {});
 // dinp[M,K] += dout·w; dw[N,K] += doutᵀ·inp; db[N] += Σ_rows dout.
 void linear_backward(const Exec& e, DType dt, void* dinp, void* dw, void* db, const void* dout, const void* inp,
-                     const void* w, int M, int K, int N);
+                     const void* w, int M, int K, int N, const LinearPrecision& lp = {});
+
+// fp8 delayed scaling after a step: for each of n entries (triples per layer), history[i][pos] =
+// amax[i] and scale / scale_inv from the history's max (kernels/quantize/quantize.h).
+void fp8_update_scales(const Exec& e, float* history, float* scale, float* scale_inv, const float* amax, int64_t n,
+                       int len, int pos, int margin);
 
 // MLP up projection and its activation: pre[M, Nup] = inp·wᵀ (+ b), act = activation(pre), both
 // OVERWRITTEN; act is [M, Nup] for GELU (tanh) and [M, Nup/2] for SwiGLU (pre holds gate | up).
 void mlp_up_forward(const Exec& e, DType dt, MlpActivation a, void* act, void* pre, const void* inp, const void* w,
-                    const void* b, int M, int K, int Nup);
+                    const void* b, int M, int K, int Nup, const LinearPrecision& lp = {});
 // act = activation(pre) alone (mlp_up_forward's second half, for recompute), OVERWRITTEN.
 void mlp_activation_forward(const Exec& e, DType dt, MlpActivation a, void* act, const void* pre, int M, int Nup);
 // Backward through the down projection and the activation, given dout[M,N] = d(act·w_downᵀ + b_down):
@@ -67,7 +100,7 @@ void mlp_activation_forward(const Exec& e, DType dt, MlpActivation a, void* act,
 // [M, Na] elements of dt (Na = act's width), clobbered.
 void mlp_down_backward(const Exec& e, DType dt, MlpActivation a, void* dpre, void* dw_down, void* db_down,
                        void* scratch, const void* dout, const void* act, const void* w_down, const void* pre, int M,
-                       int Na, int N);
+                       int Na, int N, const LinearPrecision& lp = {});
 
 // Attention over the fused qkv activation (kernels/attention/attention.h layout). The saved
 // statistics differ by device: the CPU keeps the probabilities [B,NH,T,T], CUDA the logsumexp
