@@ -607,6 +607,22 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
           str("train.recompute_blocks (", train.recompute_blocks(), ") exceeds model.n_layer (", model.n_layer(), ")"),
           "use at most model.n_layer blocks, or 0 for all of them");
 
+  const std::string& mp = train.matmul_precision();
+  if (!mp.empty() && mp != "default" && mp != "fp8" && mp != "int8" && mp != "auto")
+    c.add("train.matmul_precision", str("train.matmul_precision \"", mp, "\" is not supported"),
+          "use \"default\", \"fp8\", \"int8\" or \"auto\"");
+  else if (mp == "auto" && cfg.parallel().strategy() != "auto")
+    c.add("train.matmul_precision", "train.matmul_precision \"auto\" is the planner's choice",
+          "set parallel.strategy \"auto\" too, or name the precision (\"default\", \"fp8\", \"int8\")");
+  if (train.low_precision_lm_head() && (mp.empty() || mp == "default"))
+    c.add("train.low_precision_lm_head", "train.low_precision_lm_head needs a low train.matmul_precision",
+          "set train.matmul_precision \"fp8\" or \"int8\", or drop train.low_precision_lm_head");
+  if (train.fp8().has_amax_history_len())
+    c.in_range("train.fp8.amax_history_len", float(train.fp8().amax_history_len()), 1.0f, 65536.0f, true,
+               "steps of absmax per tensor, 1 to 65536; Transformer Engine uses 1024");
+  c.in_range("train.fp8.margin", float(train.fp8().margin()), 0.0f, 30.0f, true,
+             "0 (the default) uses the full fp8 range; each step of margin halves the scale");
+
   StepRange trace_range;
   std::string trace_error;
   if (!parse_step_range(train.trace_steps(), &trace_range, &trace_error))
@@ -760,6 +776,8 @@ void fill_defaults(config::Config& cfg) {
   if (!train.has_seed()) train.set_seed(1337);
   if (!train.has_device()) train.set_device("auto");
   if (!train.has_max_skipped_steps()) train.set_max_skipped_steps(3);
+  if (train.matmul_precision().empty()) train.set_matmul_precision("default");
+  if (!train.fp8().has_amax_history_len()) train.mutable_fp8()->set_amax_history_len(1024);
 
   config::OptimizerConfig& opt = *cfg.mutable_optimizer();
   if (!opt.has_beta1()) opt.set_beta1(0.9f);

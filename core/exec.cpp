@@ -215,6 +215,18 @@ std::string device_name(Device device) {
 #endif
 }
 
+int device_compute_capability(Device device) {
+  if (device.kind != DeviceKind::kCuda) return 0;
+#if TOPOTRAIN_HAVE_CUDA
+  int major = 0, minor = 0;
+  TT_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device.index));
+  TT_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device.index));
+  return 10 * major + minor;
+#else
+  no_cuda();
+#endif
+}
+
 size_t device_bytes_in_use(Device device) {
   if (device.kind != DeviceKind::kCuda) return memory_stats(device).current_bytes;
 #if TOPOTRAIN_HAVE_CUDA

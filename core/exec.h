@@ -94,6 +94,8 @@ class HostStaging {
 // Name of a device for logs ("cpu", "NVIDIA H200"), and bytes in use on it (CUDA: cudaMemGetInfo,
 // every process's allocations; CPU: the accounting allocator's current bytes).
 std::string device_name(Device device);
+// 10·major + minor of a CUDA device (90 for Hopper); 0 for the CPU.
+int device_compute_capability(Device device);
 size_t device_bytes_in_use(Device device);
 // Bytes a CUDA device has free now (cudaMemGetInfo); for the host see core/host_memory.h.
 size_t device_bytes_free(Device device);

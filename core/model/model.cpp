@@ -52,6 +52,7 @@ Model::Model(const ModelDesc& desc, const ModelOptions& options)
   if (!opt_.exec.is_cuda() && opt_.dtype != DType::kF32)
     throw Error(ErrorKind::kConfig, str("the CPU computes in fp32, not ", dtype_name(opt_.dtype)), "train.precision",
                 "drop train.precision (or set \"fp32\") to train on the CPU");
+  check_low_precision_shapes();
   set_current_device(opt_.exec.device);
   try {
     allocate();
@@ -87,9 +88,41 @@ void Model::allocate() {
     copy_async(opt_.exec, a[Act::kRopeCos].raw(), cos.data(), cos.size() * sizeof(float));
     copy_async(opt_.exec, a[Act::kRopeSin].raw(), sin.data(), sin.size() * sizeof(float));
   }
+  const LowPrecisionOptions& lp = opt_.low_precision;
+  if (lp.matmul == ops::MatmulPrecision::kFp8)
+    lowp_ = std::make_unique<LowPrecisionState>(kSitesPerBlock * d.n_layer + (lp.lm_head ? 1 : 0), lp.amax_history_len,
+                                                lp.margin, opt_.exec);
   token_staging_ = std::make_unique<HostStaging>(opt_.exec, size_t(BT) * sizeof(int32_t));
   target_staging_ = std::make_unique<HostStaging>(opt_.exec, size_t(BT) * sizeof(int32_t));
   synchronize(opt_.exec);
+}
+
+void Model::check_low_precision_shapes() const {
+  const LowPrecisionOptions& lp = opt_.low_precision;
+  if (lp.matmul == ops::MatmulPrecision::kDefault || !opt_.exec.is_cuda()) return;
+  // The tensor cores' fp8 / int8 GEMMs take dimensions in multiples of 16 (the CPU emulation any).
+  const ModelDesc& d = desc_;
+  const std::pair<const char*, int64_t> dims[] = {
+      {"model.n_embd", d.n_embd},          {"model.n_head x head_dim (q width)", d.q_dim()},
+      {"the q/k/v width", d.qkv_dim()},    {"model.mlp_hidden", d.mlp_hidden},
+      {"train.batch_size x train.seq_len", int64_t(opt_.max_batch) * opt_.max_seq}};
+  for (const auto& [what, value] : dims)
+    if (value % 16 != 0)
+      throw Error(ErrorKind::kConfig,
+                  str("train.matmul_precision \"", ops::matmul_precision_name(lp.matmul), "\" on a GPU needs ", what,
+                      " to be a multiple of 16 (it is ", value, ")"),
+                  "train.matmul_precision", "change the model or batch shape, or use train.matmul_precision \"default\"");
+}
+
+ops::LinearPrecision Model::linear(int l, LinearSite site) const {
+  if (lowp_) return lowp_->site(kSitesPerBlock * l + int(site));
+  return {opt_.low_precision.matmul};
+}
+
+ops::LinearPrecision Model::head_linear() const {
+  if (!opt_.low_precision.lm_head) return {};
+  if (lowp_) return lowp_->site(kSitesPerBlock * desc_.n_layer);
+  return {opt_.low_precision.matmul};
 }
 
 const void* Model::acquire(int group, int next_group) {
@@ -193,7 +226,7 @@ void Model::forward(const int32_t* inputs, const int32_t* targets, int B, int T)
     head = gf(layout_.lm_head);
   }
   ops::linear_forward(e, dt, a[Act::kLogits].raw(), a[Act::kNormF].raw(), head, nullptr, int(BT), C,
-                      d.padded_vocab_size);
+                      d.padded_vocab_size, head_linear());
   if (!targets) return;
   ops::softmax_cross_entropy(e, dt, a[Act::kLosses].data<float>(), nullptr, a[Act::kLogits].raw(),
                              a[Act::kTargets].data<int32_t>(), int(BT), d.vocab_size, d.padded_vocab_size, 0.0f);
@@ -217,7 +250,8 @@ void Model::run_block_forward(int l, int next_group) {
   block_forward_to_mlp(l, p, b);
   if (plan_.recomputes_block(l)) scratch_block_ = l;
   void* proj = a[Act::kProjection].raw();
-  ops::linear_forward(e, dt, proj, b.act, p(o.down_w), p(o.down_b), int(BT), d.mlp_hidden, d.n_embd);
+  ops::linear_forward(e, dt, proj, b.act, p(o.down_w), p(o.down_b), int(BT), d.mlp_hidden, d.n_embd,
+                      linear(l, LinearSite::kDown));
   ops::residual_forward(e, dt, b.x_out, b.xmid, proj, BT * d.n_embd);
 }
 
@@ -232,14 +266,15 @@ void Model::block_forward_to_mlp(int l, const GroupPtr& p, const BlockActs& b) {
   const BlockOffsets& o = layout_.blocks[size_t(l)];
   void* proj = a[Act::kProjection].raw();
   ops::norm_forward(e, dt, d.norm, b.n1, b.n1_mean, b.n1_rstd, b.x_in, p(o.norm1_w), p(o.norm1_b), int(BT), C);
-  ops::linear_forward(e, dt, b.qkv, b.n1, p(o.qkv_w), p(o.qkv_b), int(BT), C, d.qkv_dim());
+  ops::linear_forward(e, dt, b.qkv, b.n1, p(o.qkv_w), p(o.qkv_b), int(BT), C, d.qkv_dim(), linear(l, LinearSite::kQkv));
   if (d.rope_positions())
     ops::rope_forward(e, dt, b.qkv, a[Act::kRopeCos].data<float>(), a[Act::kRopeSin].data<float>(), shape);
   ops::attention_forward(e, dt, b.atty, b.stats, b.qkv, shape);
-  ops::linear_forward(e, dt, proj, b.atty, p(o.out_w), p(o.out_b), int(BT), d.q_dim(), C);
+  ops::linear_forward(e, dt, proj, b.atty, p(o.out_w), p(o.out_b), int(BT), d.q_dim(), C, linear(l, LinearSite::kOut));
   ops::residual_norm_forward(e, dt, d.norm, b.xmid, b.n2, b.n2_mean, b.n2_rstd, b.x_in, proj, p(o.norm2_w),
                              p(o.norm2_b), int(BT), C);
-  ops::mlp_up_forward(e, dt, d.mlp, b.act, b.pre, b.n2, p(o.up_w), p(o.up_b), int(BT), C, d.mlp_up_dim());
+  ops::mlp_up_forward(e, dt, d.mlp, b.act, b.pre, b.n2, p(o.up_w), p(o.up_b), int(BT), C, d.mlp_up_dim(),
+                      linear(l, LinearSite::kUp));
 }
 
 void Model::recompute_block(int l, const GroupPtr& p, const BlockActs& b) {
@@ -290,7 +325,7 @@ void Model::backward(float loss_scale) {
   const int head_group = d.tied_head ? 0 : fin;
   const GroupPtr head_g{static_cast<char*>(grads_of(head_group)), layout_.groups[size_t(head_group)].begin, es};
   ops::linear_backward(e, dt, a[Act::kDNorm].raw(), head_g(layout_.lm_head), nullptr, a[Act::kLogits].raw(),
-                       a[Act::kNormF].raw(), head_p(layout_.lm_head), int(BT), C, Vp);
+                       a[Act::kNormF].raw(), head_p(layout_.lm_head), int(BT), C, Vp, head_linear());
   const GroupPtr fp = d.tied_head ? acquire_ptr(fin, L > 0 ? L : -1) : head_p;
   const GroupPtr fg{static_cast<char*>(grads_of(fin)), layout_.groups[size_t(fin)].begin, es};
   zero_async(e, a[Act::kDResidual].raw(), size_t(BT) * C * es);
@@ -329,16 +364,16 @@ void Model::run_block_backward(int l, int next_group) {
 
   // MLP: dres holds d(x_{l+1}) = d(x_mid via the skip) = d(down projection output).
   ops::mlp_down_backward(e, dt, d.mlp, a[Act::kDMlpPre].raw(), g(o.down_w), g(o.down_b), a[Act::kDMlpAct].raw(), dres,
-                         b.act, p(o.down_w), b.pre, int(BT), d.mlp_hidden, C);
+                         b.act, p(o.down_w), b.pre, int(BT), d.mlp_hidden, C, linear(l, LinearSite::kDown));
   zero_async(e, a[Act::kDNorm].raw(), size_t(BT) * C * es);
   ops::linear_backward(e, dt, a[Act::kDNorm].raw(), g(o.up_w), g(o.up_b), a[Act::kDMlpPre].raw(), b.n2, p(o.up_w),
-                       int(BT), C, d.mlp_up_dim());
+                       int(BT), C, d.mlp_up_dim(), linear(l, LinearSite::kUp));
   ops::norm_backward(e, dt, d.norm, dres, g(o.norm2_w), g(o.norm2_b), a[Act::kDNorm].raw(), b.xmid, p(o.norm2_w),
                      b.n2_mean, b.n2_rstd, int(BT), C);
   // Attention: dres now holds d(x_mid) = d(x_l via the skip) = d(output projection).
   zero_async(e, a[Act::kDAttOut].raw(), size_t(BT) * d.q_dim() * es);
   ops::linear_backward(e, dt, a[Act::kDAttOut].raw(), g(o.out_w), g(o.out_b), dres, b.atty, p(o.out_w), int(BT),
-                       d.q_dim(), C);
+                       d.q_dim(), C, linear(l, LinearSite::kOut));
   zero_async(e, a[Act::kDQkv].raw(), size_t(BT) * d.qkv_dim() * es);
   ops::attention_backward(e, dt, a[Act::kDQkv].raw(), a[Act::kDAttOut].raw(), b.qkv, b.atty, b.stats, shape);
   if (d.rope_positions())
@@ -346,7 +381,7 @@ void Model::run_block_backward(int l, int next_group) {
                        shape);
   zero_async(e, a[Act::kDNorm].raw(), size_t(BT) * C * es);
   ops::linear_backward(e, dt, a[Act::kDNorm].raw(), g(o.qkv_w), g(o.qkv_b), a[Act::kDQkv].raw(), b.n1, p(o.qkv_w),
-                       int(BT), C, d.qkv_dim());
+                       int(BT), C, d.qkv_dim(), linear(l, LinearSite::kQkv));
   ops::norm_backward(e, dt, d.norm, dres, g(o.norm1_w), g(o.norm1_b), a[Act::kDNorm].raw(), b.x_in, p(o.norm1_w),
                      b.n1_mean, b.n1_rstd, int(BT), C);
   report_ready(1 + l);

@@ -22,6 +22,10 @@
 //    The scratch row of the recomputed tensors still holds the last recomputing block's forward when
 //    backward reaches it, so that block is not recomputed. The kernels are deterministic on the CPU,
 //    so gradients are bit-identical to no recompute there.
+//  * Matmul precision (ModelOptions::low_precision): every linear layer's three products run through
+//    ops::linear_* with the layer's recipe (default, fp8, int8), so a new numeric format is a kernels
+//    change. fp8's scaling state (LowPrecisionState: per layer, fixed for an optimizer step) belongs
+//    to the model; the trainer reduces its statistics over the ranks and updates its scales.
 //  * The attention statistics differ by device (probabilities on the CPU, logsumexp on CUDA: see
 //    ops::attention_stats_elements); everything else is laid out identically.
 //
@@ -38,12 +42,22 @@
 
 #include "core/exec.h"
 #include "core/model/activation_plan.h"
+#include "core/model/low_precision_state.h"
 #include "core/model/model_desc.h"
 #include "core/model/param_layout.h"
 #include "core/model/param_source.h"
 #include "core/tensor.h"
 
 namespace tt {
+
+// The matmul precision of the model's linear layers (kernels/ops: MatmulPrecision): the blocks'
+// projections always, the LM head when lm_head is set; fp8's delayed-scaling settings.
+struct LowPrecisionOptions {
+  ops::MatmulPrecision matmul = ops::MatmulPrecision::kDefault;
+  bool lm_head = false;
+  int amax_history_len = 1024;  // Transformer Engine's defaults
+  int margin = 0;
+};
 
 struct ModelOptions {
   int max_batch = 1;
@@ -53,6 +67,7 @@ struct ModelOptions {
   bool hold_params = true;    // false: no parameter buffer, set_param_source must supply the values
   bool hold_grads = true;     // false: no gradient buffer, set_grad_sink must take the gradients
   Recompute recompute;        // activations rebuilt in backward instead of kept
+  LowPrecisionOptions low_precision;
 };
 
 class Model {
@@ -72,6 +87,9 @@ class Model {
   int max_batch() const { return opt_.max_batch; }
   int max_seq() const { return opt_.max_seq; }
   const ActivationPlan& activation_plan() const { return plan_; }
+  ops::MatmulPrecision matmul_precision() const { return opt_.low_precision.matmul; }
+  // fp8's scaling state (low_precision_state.h); null in the other precisions.
+  LowPrecisionState* low_precision_state() { return lowp_.get(); }
 
   // Reads parameters from `source` / accumulates gradients into `sink` from now on (not owned;
   // null: the model's own buffer).
@@ -113,6 +131,7 @@ class Model {
   struct GroupPtr;
   BlockActs block_acts(int l) const;
   void allocate();
+  void check_low_precision_shapes() const;  // kConfig for a GPU run whose GEMM shapes the tensor cores refuse
   const void* acquire(int group, int next_group);
   GroupPtr acquire_ptr(int group, int next_group);
   void* grads_of(int group);
@@ -123,6 +142,9 @@ class Model {
   void recompute_block(int l, const GroupPtr& p, const BlockActs& b);
   void run_block_backward(int l, int next_group);
   void report_ready(int group);
+  // The recipe of block l's linear layer at `site`, and the LM head's.
+  ops::LinearPrecision linear(int l, LinearSite site) const;
+  ops::LinearPrecision head_linear() const;
 
   ModelDesc desc_;
   ModelLayout layout_;
@@ -134,6 +156,7 @@ class Model {
   GradSink* sink_ = nullptr;
   GradReadyFn grad_ready_;
   std::unique_ptr<Activations> acts_;
+  std::unique_ptr<LowPrecisionState> lowp_;
   std::unique_ptr<HostStaging> token_staging_, target_staging_;  // inputs and targets on their way
   int last_B_ = 0, last_T_ = 0;
   bool have_targets_ = false;

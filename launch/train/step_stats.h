@@ -3,6 +3,10 @@
 // (phase table).
 #pragma once
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace tt {
 
 struct StepStats {
@@ -18,6 +22,9 @@ struct StepStats {
   // its compute was done (gradient reduction after backward, and the ZeRO parameter all-gather).
   double comm_s = 0.0, exposed_comm_s = 0.0;
   double param_gather_s = 0.0;  // of those, the ZeRO parameter all-gather after the optimizer (0 at stage 0)
+  // fp8 runs: the step's scaling statistics as metrics.jsonl fields (fp8_overflow_x, fp8_amax_dy,
+  // fp8_scale_block0_qkv_w, ...), over every rank.
+  std::vector<std::pair<std::string, double>> precision;
 };
 
 }  // namespace tt

@@ -129,4 +129,36 @@ TrainDevice resolve_train_device(const config::Config& cfg, const DeviceFacts& f
   return out;
 }
 
+LowPrecisionOptions low_precision_options(const config::Config& cfg) {
+  const auto& t = cfg.train();
+  LowPrecisionOptions o;
+  const std::string& p = t.matmul_precision();
+  TT_ASSERT(p != "auto", "train.matmul_precision \"auto\" reached the trainer unresolved");
+  o.matmul = p == "fp8" ? ops::MatmulPrecision::kFp8 : p == "int8" ? ops::MatmulPrecision::kInt8
+                                                                     : ops::MatmulPrecision::kDefault;
+  o.lm_head = t.low_precision_lm_head();
+  o.amax_history_len = t.fp8().has_amax_history_len() ? t.fp8().amax_history_len() : 1024;
+  o.margin = t.fp8().margin();
+  return o;
+}
+
+std::string gpu_matmul_precisions(int cc) {
+  if (cc >= 89) return "default, fp8, int8";
+  if (cc >= 75) return "default, int8";
+  return "default";
+}
+
+void check_matmul_precision(const config::Config& cfg, const TrainDevice& device, const std::string& gpu_name,
+                            int cc) {
+  const std::string& p = cfg.train().matmul_precision();
+  if (!device.is_cuda() || p.empty() || p == "default") return;
+  const bool ok = p == "fp8" ? cc >= 89 : cc >= 75;
+  if (ok) return;
+  throw Error(ErrorKind::kConfig,
+              str("train.matmul_precision \"", p, "\" needs ", p == "fp8" ? "an sm_89+ GPU (Ada, Hopper)" : "an sm_75+ GPU",
+                  "; ", gpu_name, " (sm_", cc / 10, cc % 10, ") runs ", gpu_matmul_precisions(cc)),
+              "train.matmul_precision",
+              str("use one of ", gpu_matmul_precisions(cc), ", or train.device \"cpu\" to emulate ", p, " exactly"));
+}
+
 }  // namespace tt

@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/device.h"
 #include "core/dtype.h"
+#include "core/model/model.h"
 
 namespace tt {
 
@@ -58,5 +59,17 @@ const char* precision_name(DType dtype);
 
 // Head sizes the CUDA attention kernels take.
 bool cuda_attention_supports_head_size(int head_size);
+
+// train.matmul_precision and train.fp8 as the model's options (the config is validated; "auto" must
+// have been resolved by the planner first).
+LowPrecisionOptions low_precision_options(const config::Config& cfg);
+
+// The matmul precisions a GPU's tensor cores run, as "default, int8" ("default, fp8, int8" from
+// sm_89, Ada and Hopper; int8 from sm_75, Turing); compute_capability = 10·major + minor.
+std::string gpu_matmul_precisions(int compute_capability);
+// Throws kConfig naming train.matmul_precision, the GPU and the modes it has when the run's device
+// cannot run the precision (the CPU emulates every mode).
+void check_matmul_precision(const config::Config& cfg, const TrainDevice& device, const std::string& gpu_name,
+                            int compute_capability);
 
 }  // namespace tt

@@ -22,6 +22,7 @@
 #include "core/logging.h"
 #include "core/metrics.h"
 #include "core/model/init_weights.h"
+#include "core/model/low_precision_state.h"
 #include "core/model/weights.h"
 #include "core/step_range.h"
 #include "core/tensorboard_writer.h"
@@ -101,6 +102,7 @@ Trainer::Trainer(const config::Config& cfg, const std::string& origin, parallel:
   desc_ = run_model_desc(cfg);
   fill_model_config(desc_, cfg_.mutable_model());  // the effective config names the model it trains
   runner_ = std::make_unique<DeviceRunner>(device, comm_);
+  check_matmul_precision(cfg_, device, runner_->name(), device_compute_capability(device.device));
   check_memory_plan();
   if (t.memory_budget_bytes() > 0) set_memory_budget(runner_->device().device, size_t(t.memory_budget_bytes()));
   build_model();
@@ -171,6 +173,7 @@ void Trainer::build_model() {
   mo.dtype = dtype;
   mo.hold_params = mo.hold_grads = !zero3;
   mo.recompute = {parse_recompute(t.recompute()), t.recompute_blocks()};
+  mo.low_precision = low_precision_options(cfg_);
   model_ = std::make_unique<Model>(desc_, mo);
   if (zero3) model_->set_param_source(sharded_params_.get());
 
@@ -323,6 +326,8 @@ StepStats Trainer::step(int step) {
   trace::ScopedSpan step_span("step", step + 1, "step");
   const auto start = Clock::now();
   model_->zero_grad();
+  LowPrecisionState* fp8 = model_->low_precision_state();
+  if (fp8) fp8->begin_step();  // validation and sampling since the last step recorded nothing that counts
   // ZeRO-3: the time forward and backward wait for parameter groups is communication, not compute.
   double gather_wait_s = 0.0;
   auto take_gather_wait = [&] {
@@ -351,7 +356,10 @@ StepStats Trainer::step(int step) {
     reducer_->begin_backward(micro, accum);
     {
       trace::ScopedSpan span("backward", "backward");
-      model_->backward(1.0f / float(accum));
+      // The micro-steps' gradients are summed and averaged by the optimizer's gradient scale: every
+      // backward sees the loss gradient unscaled, as each rank of a data-parallel step does (so one
+      // rank accumulating N micro-steps quantises fp8 gradients exactly as N ranks do).
+      model_->backward(1.0f);
     }
     timer.mark(mark + 2);
     backward_waits.push_back(take_gather_wait());
@@ -360,6 +368,7 @@ StepStats Trainer::step(int step) {
     if (reducer_->communicates()) timer.wait(mark + 2);
     reducer_->finish_backward();
   }
+  if (fp8) s.precision = update_fp8_scaling(*fp8);
   const parallel::CommTimes comm = reducer_->take_times();
   s.comm_s = comm.comm_s;
   s.exposed_comm_s = comm.exposed_comm_s;
@@ -375,8 +384,8 @@ StepStats Trainer::step(int step) {
   // and a float all-reduce of fp32 partials would give them (and so their clip factors) other last bits.
   double sum_sq = ops::sum_squares(exec, shard_grads.dtype(), shard_grads.raw(), reducer_->shard_layout().size());
   if (sharded()) sum_sq = sum_in_rank_order(sum_sq);
-  s.grad_norm = std::sqrt(double(float(sum_sq)));
-  const float scale = clip_scale(s.grad_norm, cfg_.optimizer().grad_clip());
+  s.grad_norm = std::sqrt(double(float(sum_sq))) / accum;  // of the micro-steps' average
+  const float scale = clip_scale(s.grad_norm, cfg_.optimizer().grad_clip()) / float(accum);
   s.lr = schedule_.lr_at(step);
   if (sharded_params_) sharded_params_->invalidate();  // before the shard changes
   s.skipped = !(scale > 0.0f);
@@ -402,6 +411,41 @@ StepStats Trainer::step(int step) {
   s.loss = average_over_ranks(model_->take_loss_sum() / float(accum));
   s.total_s = seconds_since(start);
   return s;
+}
+
+// The step's fp8 statistics over every rank (amax by max, counts by sum: the same scales come out on
+// every rank, as if one rank had run all the micro-steps), as metrics, then the next step's scales.
+std::vector<std::pair<std::string, double>> Trainer::update_fp8_scaling(LowPrecisionState& fp8) {
+  const int64_t n = 3 * int64_t(fp8.sites());
+  if (comm_.size() > 1 && n > 0) {
+    comm_.all_reduce(fp8.amax(), n, DType::kF32, parallel::ReduceOp::kMax)->wait();
+    comm_.all_reduce(fp8.counts(), 2 * n, DType::kU32, parallel::ReduceOp::kSum)->wait();
+  }
+  const LowPrecisionState::Stats st = fp8.stats();  // the scales this step used
+  fp8.update();
+  std::vector<std::pair<std::string, double>> out;
+  static const char* const kRoles[3] = {"x", "w", "dy"};
+  for (int r = 0; r < 3; ++r) {
+    double over = 0, under = 0, amax = 0;
+    for (int i = 0; i < fp8.sites(); ++i) {
+      over += st.counts[size_t(6 * i + r)];
+      under += st.counts[size_t(6 * i + 3 + r)];
+      amax = std::max(amax, double(st.amax[size_t(3 * i + r)]));
+    }
+    out.push_back({str("fp8_overflow_", kRoles[r]), over});
+    out.push_back({str("fp8_underflow_", kRoles[r]), under});
+    out.push_back({str("fp8_amax_", kRoles[r]), amax});
+  }
+  // The scales of a few layers: the first block's q/k/v, the last block's down projection, the head.
+  std::vector<int> watched = {0};
+  if (fp8.sites() > kSitesPerBlock) watched.push_back(kSitesPerBlock * desc_.n_layer - 1);
+  if (fp8.sites() > kSitesPerBlock * desc_.n_layer) watched.push_back(kSitesPerBlock * desc_.n_layer);
+  for (int i : watched) {
+    std::string name = LowPrecisionState::site_name(i, desc_.n_layer);
+    std::replace(name.begin(), name.end(), ' ', '_');
+    for (int r = 0; r < 3; ++r) out.push_back({str("fp8_scale_", name, "_", kRoles[r]), st.scale[size_t(3 * i + r)]});
+  }
+  return out;
 }
 
 float Trainer::validate() {
@@ -547,6 +591,7 @@ TrainSummary Trainer::train(bool resume) {
         j.add("mfu", model_flops_per_token(desc_, t.seq_len()) * tps / comm_.size() / (*peak_tflops * 1e12));
       if (do_val) j.add("val_loss", val_loss);
       if (s.skipped) j.add("skipped", true);
+      for (const auto& [name, value] : s.precision) j.add(name.c_str(), value);
       metrics->write(j);
       if (tensorboard) tensorboard->write_metrics(j);
     }
@@ -662,6 +707,11 @@ void Trainer::save_checkpoint(int steps_done) {
     w.add_streamed("adam_state8", size_t(bytes),
                    [&](const CheckpointWriter::Sink& sink) { stream_state8(owners, &sink); });
     total_bytes += size_t(bytes);
+  }
+  if (LowPrecisionState* fp8 = model_->low_precision_state()) {
+    w.add_string("fp8_scaling_layout", fp8->layout());
+    std::vector<char> bytes = fp8->save();
+    w.add_owned("fp8_scaling", std::string(bytes.begin(), bytes.end()));
   }
   if (residuals.defined()) {
     const Tensor& all = residuals;
@@ -793,6 +843,15 @@ int Trainer::load_checkpoint(const std::string& path) {
       }
   }
   if (reducer_->residual().defined()) load_residuals(r, state.world_size);
+  if (LowPrecisionState* fp8 = model_->low_precision_state()) {
+    if (r.has("fp8_scaling") && r.has("fp8_scaling_layout")) {
+      const std::string& bytes = r.bytes("fp8_scaling");
+      fp8->load(r.string("fp8_scaling_layout"), std::vector<char>(bytes.begin(), bytes.end()), path);
+    } else if (is_rank0()) {
+      log_warn("the checkpoint has no fp8 scaling state (it was written with another train.matmul_precision); "
+               "the fp8 scales start at 1");
+    }
+  }
   rng_.set_state(state.rng);
   if (train_loader_) train_loader_->set_state(state.train_loader);
   if (state.steps_done > cfg_.train().steps())

@@ -115,6 +115,7 @@ class Trainer {
   void log_config_changes(const std::string& written_config, const std::string& path, int64_t written_world_size) const;
   std::string error_feedback_layout() const;  // stored beside the residuals in checkpoints
   void load_residuals(CheckpointReader& r, int64_t writer_world_size);
+  std::vector<std::pair<std::string, double>> update_fp8_scaling(LowPrecisionState& fp8);
   // Fills inputs_/targets_ with the next training batch; returns the seconds the step waited for it.
   double next_batch();
   void print_progress(int step, const StepStats& s, double tokens_per_s, double eta_s, float val_loss) const;
