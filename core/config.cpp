@@ -679,9 +679,9 @@ std::vector<Problem> find_problems(const config::Config& cfg, const FieldLocatio
   c.positive_finite("parallel.timeout_s", par.timeout_s(), "seconds before a missing peer ends the job; default 300");
   c.non_negative_finite("parallel.inject_comm_delay_s", par.inject_comm_delay_s(), "a test aid; leave it at 0");
   const std::string& gc = par.grad_compression();
-  if (!gc.empty() && gc != "none" && gc != "bf16" && gc != "int8")
+  if (!gc.empty() && gc != "none" && gc != "bf16" && gc != "int8" && gc != "fp8")
     c.add("parallel.grad_compression", str("parallel.grad_compression \"", gc, "\" is not supported"),
-          "use \"none\", \"bf16\" or \"int8\"");
+          "use \"none\", \"bf16\", \"int8\" or \"fp8\"");
   else if (!gc.empty() && gc != "none" && par.zero_stage() != 0)
     c.add("parallel.grad_compression", str("parallel.grad_compression \"", gc, "\" needs parallel.zero_stage 0"),
           "compressed gradients are all-reduced; ZeRO stages reduce-scatter fp32 gradients");

@@ -16,6 +16,7 @@ int export_main(const Args& args);  // launch/export_command.cpp
 int bench_main(const Args& args);
 int data_main(const Args& args);  // launch/data_command.cpp
 int plot_main(const Args& args);
+int compare_main(const Args& args);   // launch/compare_command.cpp
 int report_main(const Args& args);    // launch/report_command.cpp
 int probe_main(const Args& args);     // launch/probe_command.cpp
 int plan_main(const Args& args);      // launch/plan_command.cpp

@@ -21,7 +21,8 @@ const char* kUsage =
     "  eval     loss and perplexity of a model on token shards\n"
     "  export   weights for transformers (safetensors) or llm.c\n"
     "  bench    benchmarks (bench step, bench comm, bench tokenizer)\n"
-    "  plot     loss curves of a run as a PNG\n"
+    "  plot     loss curves of a run (or several together) as a PNG\n"
+    "  compare  precision parity: loss gaps of runs against a baseline, fp8 trends (exit 6: outside tolerance)\n"
     "  report   one HTML page about a run: curves, throughput, memory, phases, prediction, config\n"
     "  probe    interconnect topology (GPUs, P2P, NVLink, all-reduce busbw) or a preset/file\n"
     "  plan     pick the gradient-communication strategy for a model on a topology\n"
@@ -32,7 +33,8 @@ const char* kUsage =
     "  --help     this help\n"
     "\n"
     "exit codes: 0 ok, 1 runtime error, 2 usage/config error, 3 data error, 4 checkpoint error,\n"
-    "            5 memory error, 70 internal error, 130 stopped by a signal (checkpoint written)\n";
+    "            5 memory error, 6 compare: a run outside the parity tolerance, 70 internal error,\n"
+    "            130 stopped by a signal (checkpoint written)\n";
 
 int dispatch(const std::string& cmd, const tt::Args& rest) {
   if (cmd == "train") return tt::train_main(rest);
@@ -42,6 +44,7 @@ int dispatch(const std::string& cmd, const tt::Args& rest) {
   if (cmd == "bench") return tt::bench_main(rest);
   if (cmd == "data") return tt::data_main(rest);
   if (cmd == "plot") return tt::plot_main(rest);
+  if (cmd == "compare") return tt::compare_main(rest);
   if (cmd == "report") return tt::report_main(rest);
   if (cmd == "probe") return tt::probe_main(rest);
   if (cmd == "plan") return tt::plan_main(rest);

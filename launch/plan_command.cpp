@@ -174,7 +174,11 @@ int plan_main(const Args& args) {
       .option("--gpus", "N", "data-parallel ranks (default: every GPU of the topology)")
       .option("--memory-budget", "GB",
               "per-GPU memory budget (default: train.memory_budget_bytes, else 90% of the GPU's)")
-      .option("--mfu", "X", "model FLOP utilisation for compute time (default 0.4 on GPUs)")
+      .option("--mfu", "X",
+              "model FLOP utilisation for compute time (default: the device table's calibrated figure, else 0.4)")
+      .option("--matmul-precision", "P",
+              "price the linear layers in default, fp8, int8, or auto (each the GPU has; the planner picks) "
+              "(default: train.matmul_precision)")
       .option("--backward-s", "S", "measured backward time per step, overriding peak x MFU")
       .option("--forward-s", "S", "measured forward time per step (with --backward-s; default backward/2)")
       .option("--optimizer-s", "S",
@@ -217,6 +221,10 @@ int plan_main(const Args& args) {
                                       ? plan_options(cfg, ranks, cost::cluster_of(topo, ranks).has_gpus)
                                       : strategy::PlanOptions{};
   options.ranks = ranks;
+  options.matmul_precisions =
+      p.has("--matmul-precision")
+          ? offered_matmul_precisions(p.get("--matmul-precision"), "--matmul-precision")
+          : offered_matmul_precisions(cfg.train().matmul_precision(), "train.matmul_precision");
   const std::string car = p.get("--compressed-all-reduce");
   if (car == "allgather")
     options.compressed_all_reduce = strategy::CompressedAllReduce::kAllGather;

@@ -13,6 +13,7 @@
 #include "core/fs.h"
 #include "core/model/weights.h"
 #include "launch/args.h"
+#include "launch/train/auto_strategy.h"
 #include "launch/commands.h"
 #include "launch/gnuplot.h"
 #include "parallel/sim/scaling.h"
@@ -53,8 +54,9 @@ int simulate_main(const Args& args) {
       .option("--topology", "FILE", "topology file instead of a preset")
       .option("--gpus", "LIST", "GPU counts", "1,2,4,8,16,32,64")
       .option("--tokens-per-gpu", "N", "tokens per GPU per optimizer step", "16384")
-      .option("--mfu", "X", "model FLOP utilisation (default 0.4 on GPUs)")
+      .option("--mfu", "X", "model FLOP utilisation (default: the device table's calibrated figure, else 0.4)")
       .option("--memory-budget", "GB", "per-GPU memory budget (default 90% of the GPU's)")
+      .option("--matmul-precision", "P", "default, fp8, int8, or auto (the planner picks per GPU count)", "default")
       .option("--out", "DIR", "write DIR/scaling.csv and DIR/scaling.png");
   if (!p.parse(args)) return 0;
 
@@ -82,6 +84,7 @@ int simulate_main(const Args& args) {
     if (!(model.mfu > 0 && model.mfu <= 1)) throw Error(ErrorKind::kUsage, "--mfu must be in (0, 1]", "--mfu");
   }
   strategy::PlanOptions options;
+  options.matmul_precisions = offered_matmul_precisions(p.get("--matmul-precision"), "--matmul-precision");
   if (p.has("--memory-budget")) {
     const double budget = p.get_double("--memory-budget");
     if (!(budget > 0)) throw Error(ErrorKind::kUsage, "--memory-budget must be > 0 (GB)", "--memory-budget");

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# One-shot check for a short GPU lease (budget: under 8 minutes on one H200): builds topotrain for
+# One-shot check for a short GPU lease (budget: under 10 minutes on one H200): builds topotrain for
 # the local GPU's architecture only, runs the GPU-labelled tests (ctest -L gpu: CUDA kernels including
 # RMSNorm, RoPE, SwiGLU and GQA attention against their CPU references; GPT-2 and Llama models and the
 # one training loop, ZeRO-0 and ZeRO-3, on the GPU against the CPU; the NCCL backend), runs
 # `topotrain bench step` on GPT-2 124M at T=1024 and on a 4-layer slice of Llama-2-7B at T=2048 on
 # the GPU (with 8-bit AdamW state, without and with full recompute), and prints one summary table
-# (tokens/s, MFU, memory, phases, recompute overhead).
+# (tokens/s, MFU, memory, phases, recompute overhead), then `bench step` of GPT-2 124M and a ~1B
+# Llama at T=1024 in each matmul precision the GPU has (default, int8, fp8) in one table.
 # Optional last stage, only when an llm.c checkout is present (third_party_cache/llm.c, git-ignored,
 # never committed; or LLMC_DIR): launch/compare_llmc.sh builds llm.c's train_gpt2cu in the background
 # while the tests run, then times it against topotrain at the same settings (GPT-2 124M, bf16,
 # B=LLMC_BATCH (64) x 1024, LLMC_STEPS (20) measured steps) and reports the tokens/s ratio. It runs
-# only if the time budget (GPU_CHECK_BUDGET_S, 480 s for the whole script) leaves room, and its
+# only if the time budget (GPU_CHECK_BUDGET_S, 600 s for the whole script) leaves room, and its
 # outcome is a summary row that does not change the exit status (it measures llm.c, not topotrain).
 #
 # Design: every stage is timed and bounded (`timeout`), and its outcome is recorded rather than
@@ -28,7 +29,7 @@ JOBS="${JOBS:-$(nproc)}"
 BUILD_TARGETS="${BUILD_TARGETS:-}"
 LOG_DIR="$BUILD_DIR/gpu_check_logs"
 SCRIPT_START=$(date +%s)
-GPU_CHECK_BUDGET_S="${GPU_CHECK_BUDGET_S:-480}"
+GPU_CHECK_BUDGET_S="${GPU_CHECK_BUDGET_S:-600}"
 LLMC_DIR="${LLMC_DIR:-$SRC/third_party_cache/llm.c}"
 
 # Summary rows: stage|status|seconds|detail
@@ -229,6 +230,53 @@ else
   add_row "bench step (Llama)" "FAIL" "$(($(now) - t0))" "rc $LLAMA_RC; see bench_llama.log"
   TESTS_OK=0
 fi
+
+# ---- 4c. matmul precision: default / fp8 / int8 ------------------------------------------------------
+# `bench step` of GPT-2 124M (B=8) and a ~1B Llama (TinyLlama-1.1B's shape: 22 blocks, 2048 wide,
+# GQA 32/4, SwiGLU 5632; B=4) at T=1024 in each train.matmul_precision the GPU has (fp8 needs sm_89+,
+# int8 sm_75+): one table of tokens/s and the speed-up over the default. Runs only while the budget
+# leaves room; each run is bounded.
+PREC_TABLE="$LOG_DIR/precision_table.txt"
+: >"$PREC_TABLE"
+PRECISIONS="default"
+if [[ "$ARCH" =~ ^[0-9]+$ ]]; then
+  ((ARCH >= 75)) && PRECISIONS="$PRECISIONS int8"
+  ((ARCH >= 89)) && PRECISIONS="$PRECISIONS fp8"
+fi
+for spec in "gpt2-124m|$SRC/examples/gpt2-124m.pbtxt|8|" \
+            "llama-1.1b|$SRC/examples/tinyllama-1b-cpu.pbtxt|4|--set optimizer.state_dtype=int8"; do
+  IFS='|' read -r label config batch extra <<<"$spec"
+  base_tps=""
+  for prec in $PRECISIONS; do
+    t0=$(now)
+    if (($(now) - SCRIPT_START > GPU_CHECK_BUDGET_S - 60)); then
+      add_row "precision $label" "skipped" "0" "$prec: time budget (GPU_CHECK_BUDGET_S)"
+      continue
+    fi
+    log="$LOG_DIR/bench_${label}_${prec}.log"
+    set +e
+    # shellcheck disable=SC2086
+    timeout 90 "$TOPOTRAIN" bench step --config "$config" --set train.device=cuda --set train.seq_len=1024 \
+      --set train.batch_size="$batch" --set train.grad_accum_steps=1 --set parallel.zero_stage=0 \
+      --set train.matmul_precision="$prec" $extra --steps 4 --warmup 2 >"$log" 2>&1
+    rc=$?
+    set -e
+    line=$(grep -E '^tokens/s' "$log" | head -n1 || true)
+    tps=$(grep -Eo 'tokens/s [0-9.]+' <<<"$line" | grep -Eo '[0-9.]+$' || true)
+    if [[ $rc -eq 0 && -n "$tps" ]]; then
+      [[ -z "$base_tps" ]] && base_tps="$tps"
+      speedup=$(awk -v a="$tps" -v b="$base_tps" 'BEGIN { printf "%.2fx", a / b }')
+      printf '%-11s %-8s %12s tokens/s  %s of default\n' "$label" "$prec" "$tps" "$speedup" >>"$PREC_TABLE"
+      add_row "precision $label" "ok" "$(($(now) - t0))" "$prec: $tps tokens/s ($speedup of default), B=$batch T=1024"
+    else
+      tail -n 15 "$log" >&2
+      add_row "precision $label" "FAIL" "$(($(now) - t0))" "$prec: rc $rc; see $(basename "$log")"
+      TESTS_OK=0
+    fi
+  done
+done
+echo "matmul precision (bench step, T=1024):"
+cat "$PREC_TABLE"
 
 # ---- 5. llm.c comparison (optional) ---------------------------------------------------------------------
 # Same model, precision, batch and shards for both tools (launch/compare_llmc.sh); each run is bounded

@@ -8,8 +8,11 @@
 #include <cmath>
 #include <vector>
 
+#include "core/device_info.h"
+#include "core/exec.h"
 #include "core/logging.h"
 #include "core/model/weights.h"
+#include "launch/train/train_device.h"
 #include "parallel/strategy/model_spec.h"
 #include "parallel/strategy/planner.h"
 #include "parallel/topology/probe.h"
@@ -29,6 +32,32 @@ double measure_gemm_flops() {
   }
   return 2.0 * n * n * n / best;
 }
+// train.matmul_precision "auto" on one rank: the planner's compute pricing of each precision on
+// this rank's device (a one-GPU topology; on the CPU only the default exists: the others are
+// emulated exactly and run slower than fp32).
+void resolve_matmul_precision_alone(config::Config& cfg) {
+  const TrainDevice device = resolve_train_device(cfg, device_facts_from_env());
+  if (!device.is_cuda()) {
+    cfg.mutable_train()->set_matmul_precision("default");
+    log_info("strategy auto: matmul precision default (CPU ranks emulate fp8/int8 exactly, slower than fp32)");
+    return;
+  }
+  topology::Topology topo;
+  topology::Gpu* gpu = topo.add_nodes()->add_gpus();
+  gpu->set_name(device_name(device.device));
+  gpu->set_peak_bf16_tflops(peak_bf16_tflops(gpu->name()).value_or(0));
+  const auto& t = cfg.train();
+  const strategy::ModelSpec spec = strategy::model_spec(
+      run_model_desc(cfg), t.seq_len(), int64_t(t.batch_size()) * t.seq_len() * t.grad_accum_steps(),
+      t.grad_accum_steps());
+  const strategy::StrategyPlan plan = strategy::plan_strategy(topo, spec, plan_options(cfg, 1, false));
+  const ops::MatmulPrecision pick =
+      plan.picked() ? plan.picked()->matmul_precision : ops::MatmulPrecision::kDefault;
+  cfg.mutable_train()->set_matmul_precision(ops::matmul_precision_name(pick));
+  for (const auto& note : plan.notes)
+    if (note.rfind("matmul precision:", 0) == 0) log_info("strategy auto: ", note);
+}
+
 }  // namespace
 
 strategy::PlanOptions plan_options(const config::Config& cfg, int ranks, bool nccl) {
@@ -44,14 +73,26 @@ strategy::PlanOptions plan_options(const config::Config& cfg, int ranks, bool nc
   opts.forced_recompute = cfg.train().recompute();
   if (!cfg.train().recompute().empty()) opts.forced_recompute_blocks = cfg.train().recompute_blocks();
   opts.forced_state_dtype = cfg.optimizer().state_dtype();
+  opts.matmul_precisions = offered_matmul_precisions(cfg.train().matmul_precision(), "train.matmul_precision");
   return opts;
+}
+
+std::vector<ops::MatmulPrecision> offered_matmul_precisions(const std::string& value, const std::string& field) {
+  using ops::MatmulPrecision;
+  if (value == "auto") return {MatmulPrecision::kDefault, MatmulPrecision::kInt8, MatmulPrecision::kFp8};
+  if (value.empty() || value == "default") return {MatmulPrecision::kDefault};
+  if (value == "fp8") return {MatmulPrecision::kFp8};
+  if (value == "int8") return {MatmulPrecision::kInt8};
+  throw Error(ErrorKind::kUsage, str("unknown matmul precision '", value, "'"), field,
+              "use default, fp8, int8 or auto");
 }
 
 void resolve_auto_strategy(config::Config& cfg, const std::string& origin, parallel::Communicator& comm) {
   config::ParallelConfig& par = *cfg.mutable_parallel();
   if (par.strategy() != "auto") return;
   if (comm.size() == 1) {
-    if (comm.rank() == 0) log_info("strategy auto: one rank, no gradient communication to plan");
+    log_info("strategy auto: one rank, no gradient communication to plan");
+    if (cfg.train().matmul_precision() == "auto") resolve_matmul_precision_alone(cfg);
   } else {
     topology::ProbeOptions probe_opts;
     probe_opts.sizes = {int64_t(64) << 10, int64_t(1) << 20, int64_t(8) << 20};
@@ -88,12 +129,15 @@ void resolve_auto_strategy(config::Config& cfg, const std::string& origin, paral
       cfg.mutable_train()->set_recompute_blocks(pick->recompute.blocks);
     }
     if (cfg.optimizer().state_dtype().empty()) cfg.mutable_optimizer()->set_state_dtype(state_dtype_name(pick->state));
+    if (cfg.train().matmul_precision() == "auto")
+      cfg.mutable_train()->set_matmul_precision(ops::matmul_precision_name(pick->matmul_precision));
     if (comm.rank() == 0) {
       log_info("strategy auto: ", pick->label(), " (predicted ", strategy::format_seconds(pick->step_s), "/step, ",
                strategy::format_seconds(pick->exposed_s), " exposed comm)");
       log_info("strategy auto: ", plan.reason);
       for (const auto& note : plan.notes)
-        if (note.rfind("without the forced fields", 0) == 0) log_info("strategy auto: ", note);
+        if (note.rfind("without the forced fields", 0) == 0 || note.rfind("matmul precision:", 0) == 0)
+          log_info("strategy auto: ", note);
     }
   }
   fill_defaults(cfg);

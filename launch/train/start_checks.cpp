@@ -39,9 +39,11 @@ strategy::MemoryInputs Trainer::memory_inputs() const {
   in.zero_stage = par.zero_stage();
   in.working_bytes = int(dtype_size(runner_->dtype()));
   in.state = parse_state_dtype(cfg_.optimizer().state_dtype());
-  // The payload matters to memory only through int8's error-feedback residual (several ranks).
-  if (comm_.size() > 1 && parallel::parse_grad_compression(par.grad_compression()) == parallel::GradCompression::kInt8)
-    in.payload = cost::Payload::kInt8;
+  // The payload matters to memory only through the block-scaled payloads' error-feedback residual
+  // (several ranks).
+  const parallel::GradCompression gc = parallel::parse_grad_compression(par.grad_compression());
+  if (comm_.size() > 1 && parallel::block_scaled(gc))
+    in.payload = gc == parallel::GradCompression::kFp8 ? cost::Payload::kFp8 : cost::Payload::kInt8;
   in.zero3_window_elements = strategy::zero3_window_elements(spec);
   in.desc = &desc_;
   in.device = runner_->device().device;

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "parallel/cost/device_table.h"
+#include "core/device_info.h"
 
 namespace tt::cost {
 
@@ -43,6 +43,8 @@ const char* payload_name(Payload p) {
       return "bf16";
     case Payload::kInt8:
       return "int8+ef";
+    case Payload::kFp8:
+      return "fp8+ef";
   }
   return "?";
 }
@@ -54,6 +56,7 @@ double payload_bytes_per_elem(Payload p) {
     case Payload::kBf16:
       return 2.0;
     case Payload::kInt8:
+    case Payload::kFp8:
       return 1.0 + 4.0 / kInt8BlockElems;
   }
   return 4.0;
@@ -62,7 +65,7 @@ double payload_bytes_per_elem(Payload p) {
 double codec_bytes_per_elem(Payload p) {
   if (p == Payload::kFp32) return 0.0;
   const double wire = payload_bytes_per_elem(p);
-  const double error_feedback = p == Payload::kInt8 ? 8.0 : 0.0;
+  const double error_feedback = p == Payload::kInt8 || p == Payload::kFp8 ? 8.0 : 0.0;
   return 2.0 * (4.0 + wire) + error_feedback;
 }
 
@@ -231,14 +234,21 @@ Cluster cluster_of(const topology::Topology& topo, int ranks) {
   const auto& node0 = topo.nodes(0);
   c.has_gpus = node0.gpus_size() > 0;
   c.device_name = c.has_gpus ? node0.gpus(0).name() : "cpu";
-  const DeviceFigures fig = device_figures(c.has_gpus ? c.device_name : "cpu");
-  c.mem_bw_gbps = fig.mem_bw_gbps;
-  c.peak_bf16_tflops =
-      c.has_gpus && node0.gpus(0).peak_bf16_tflops() > 0 ? node0.gpus(0).peak_bf16_tflops() : fig.peak_bf16_tflops;
+  const DeviceSpec* spec = c.has_gpus ? find_device(c.device_name) : nullptr;
+  c.device_known = !c.has_gpus || spec;
+  c.mem_bw_gbps = !c.has_gpus ? kCpuMemBwGbps : spec ? spec->mem_bw_gbps : kUnknownGpuMemBwGbps;
+  c.peak_bf16_tflops = !c.has_gpus ? kCpuTflops : spec ? spec->peak_bf16_tflops : kUnknownGpuTflops;
+  if (c.has_gpus && node0.gpus(0).peak_bf16_tflops() > 0) c.peak_bf16_tflops = node0.gpus(0).peak_bf16_tflops();
+  c.peak_fp8_tflops = spec ? spec->peak_fp8_tflops : 0;
+  c.peak_int8_tops = spec ? spec->peak_int8_tops : 0;
+  c.training_efficiency = spec ? spec->training_efficiency : 0;
   c.memory_bytes = c.has_gpus ? node0.gpus(0).memory_bytes() : 0;
   if (!c.has_gpus)  // the probe's CPU codec figures price CPU ranks' codec (GPU ranks run their own)
     for (const auto& m : topo.codec()) {
-      const int idx = m.payload() == "bf16" ? int(Payload::kBf16) : m.payload() == "int8" ? int(Payload::kInt8) : -1;
+      const int idx = m.payload() == "bf16"   ? int(Payload::kBf16)
+                      : m.payload() == "int8" ? int(Payload::kInt8)
+                      : m.payload() == "fp8"  ? int(Payload::kFp8)
+                                              : -1;
       if (idx < 0) continue;
       c.codec[idx].compress_gbps = m.compress_gbps();
       c.codec[idx].decompress_add_gbps = m.decompress_add_gbps();

@@ -43,13 +43,13 @@ namespace tt::cost {
 
 enum class Collective { kAllReduce, kReduceScatter, kAllGather };
 enum class Algorithm { kRing, kTree, kHierarchical };
-enum class Payload { kFp32, kBf16, kInt8 };
+enum class Payload { kFp32, kBf16, kInt8, kFp8 };  // kFp8: E5M2 codes, block scales, error feedback
 
 const char* collective_name(Collective c);  // "all_reduce", "reduce_scatter", "all_gather"
 const char* algorithm_name(Algorithm a);    // "ring", "tree", "hierarchical"
-const char* payload_name(Payload p);        // "fp32", "bf16", "int8+ef"
+const char* payload_name(Payload p);        // "fp32", "bf16", "int8+ef", "fp8+ef"
 
-// int8 payloads carry one fp32 absmax scale per block of kInt8BlockElems elements.
+// int8 and fp8 payloads carry one fp32 absmax scale per block of kInt8BlockElems elements.
 constexpr int kInt8BlockElems = 256;
 // Wire bytes per gradient element: 4, 2, 1 + 4/256 = 1.015625.
 double payload_bytes_per_elem(Payload p);
@@ -84,8 +84,14 @@ struct Cluster {
   bool has_gpus = false;
   bool p2p_verified = false;  // every intra-node GPU pair has verified P2P (no LINK_HOST, nothing unverified)
   std::string device_name;    // GPU name of node 0, or "cpu"
-  double mem_bw_gbps = 0;     // from device_table
+  // The device's figures (core/device_info.h's table; CPU ranks: kCpuMemBwGbps, kCpuTflops; a GPU
+  // missing from the table: kUnknownGpu*, device_known false, no fp8/int8, default efficiency).
+  bool device_known = false;
+  double mem_bw_gbps = 0;
   double peak_bf16_tflops = 0;
+  double peak_fp8_tflops = 0;      // 0: no fp8 tensor cores
+  double peak_int8_tops = 0;       // 0: no int8 tensor cores (or unknown)
+  double training_efficiency = 0;  // achieved fraction of the bf16 peak; 0 = unknown (the planner's default)
   uint64_t memory_bytes = 0;  // per device; 0 = unknown
   // Per-collective overrides from Topology.collective_fits, indexed by Collective; a LinkClass with
   // busbw_gbps 0 = none (use intra / inter). all_reduce's stays empty: intra / inter are its fit.
@@ -93,7 +99,7 @@ struct Cluster {
   const LinkClass& intra_for(Collective c) const;  // op_intra[c] when fitted, else intra
   const LinkClass& inter_for(Collective c) const;
   // Measured CPU codec per Payload (from Topology.codec, for clusters without GPUs; fp32 stays 0).
-  CodecFigures codec[3];
+  CodecFigures codec[4];
 };
 
 // One compress + one decompress-add of elems gradient elements on the cluster: from the measured
@@ -103,6 +109,11 @@ double codec_time_s(Payload p, int64_t elems, const Cluster& cluster);
 // One decompress-add of elems (the owner's reduction of received copies): measured, else reading
 // the payload and the fp32 accumulator and writing it back ((wire + 8) bytes per element).
 double decompress_add_time_s(Payload p, int64_t elems, const Cluster& cluster);
+
+// A CPU rank (~20 GB/s, 1 TFLOP/s; the trainer measures its sgemm speed instead when it runs) and a
+// GPU the device table does not know (conservative).
+constexpr double kCpuMemBwGbps = 20, kCpuTflops = 1.0;
+constexpr double kUnknownGpuMemBwGbps = 1000, kUnknownGpuTflops = 100;
 
 // Used between nodes when a single-node Topology is extrapolated to several nodes: 100 Gb/s
 // Ethernet/RoCE (12.5 GB/s line rate per node), busbw 90% of it as in the network presets, 10 us.

@@ -1,4 +1,4 @@
-// bf16 / block-wise int8 gradient compression and error feedback (see compression.h).
+// bf16 / block-scaled int8 and fp8 gradient compression and error feedback (see compression.h).
 #include "parallel/ddp/compression.h"
 
 #include <algorithm>
@@ -14,8 +14,9 @@ GradCompression parse_grad_compression(const std::string& name) {
   if (name.empty() || name == "none") return GradCompression::kNone;
   if (name == "bf16") return GradCompression::kBf16;
   if (name == "int8") return GradCompression::kInt8;
+  if (name == "fp8") return GradCompression::kFp8;
   throw Error(ErrorKind::kConfig, "unknown gradient compression '" + name + "'", "parallel.grad_compression",
-              "use none, bf16 or int8");
+              "use none, bf16, int8 or fp8");
 }
 
 const char* grad_compression_name(GradCompression c) {
@@ -26,6 +27,8 @@ const char* grad_compression_name(GradCompression c) {
       return "bf16";
     case GradCompression::kInt8:
       return "int8";
+    case GradCompression::kFp8:
+      return "fp8";
   }
   return "?";
 }
@@ -37,13 +40,14 @@ size_t compressed_bytes(int64_t n, GradCompression c) {
     case GradCompression::kBf16:
       return size_t(n) * 2;
     case GradCompression::kInt8:
+    case GradCompression::kFp8:
       return size_t(n) + size_t((n + kInt8Block - 1) / kInt8Block) * 4;
   }
   return 0;
 }
 
 double payload_bytes_per_element(GradCompression c) {
-  return c == GradCompression::kInt8 ? 1.0 + 4.0 / kInt8Block : c == GradCompression::kBf16 ? 2.0 : 4.0;
+  return block_scaled(c) ? 1.0 + 4.0 / kInt8Block : c == GradCompression::kBf16 ? 2.0 : 4.0;
 }
 
 std::vector<int64_t> chunk_bounds(int64_t n, int parts) {
@@ -59,15 +63,9 @@ std::vector<int64_t> chunk_bounds(int64_t n, int parts) {
   return b;
 }
 
-// int8 layout: all scales first (fp32, one per block), then the int8 values. Scales are read and
-// written with memcpy: payload slots need not be 4-byte aligned.
+// Block-scaled layout (int8, fp8): all scales first (fp32, one per block), then the 1-byte codes.
+// Scales are read and written with memcpy: payload slots need not be 4-byte aligned.
 namespace {
-
-// NaN (a NaN or infinite gradient) quantises to 0, as on the GPU (grad_codec_cuda.cu).
-inline int8_t quantise(float x, float inv) {
-  const float q = std::nearbyint(x * inv);
-  return q == q ? int8_t(std::clamp(q, -127.0f, 127.0f)) : int8_t(0);
-}
 
 // 1 / scale, or 0 for a zero block or a scale so small (subnormal) that its inverse overflows.
 inline float inverse_scale(float scale) {
@@ -75,13 +73,14 @@ inline float inverse_scale(float scale) {
   return std::isfinite(inv) ? inv : 0.0f;
 }
 
-// Block b of an int8 payload: absmax over g[lo, hi) -> scale; q <- Q(g); returns the scale.
-inline float quantise_block(const float* g, int64_t lo, int64_t hi, int8_t* q) {
+// Block [lo, hi) of g: absmax -> scale (absmax maps to the code's max); q <- codes; returns the scale.
+// NaN elements do not raise the absmax (std::max keeps the first argument), as fmaxf on the GPU.
+inline float quantise_block(const float* g, int64_t lo, int64_t hi, GradCompression c, uint8_t* q) {
   float absmax = 0.0f;
   for (int64_t i = lo; i < hi; ++i) absmax = std::max(absmax, std::fabs(g[i]));
-  const float scale = absmax / 127.0f;
+  const float scale = absmax / block_code_max(c);
   const float inv = inverse_scale(scale);
-  for (int64_t i = lo; i < hi; ++i) q[i] = quantise(g[i], inv);
+  for (int64_t i = lo; i < hi; ++i) q[i] = encode_block_code(g[i] * inv, c);
   return scale;
 }
 
@@ -96,11 +95,11 @@ void compress(const float* in, int64_t n, GradCompression c, uint8_t* out) {
     for (int64_t i = 0; i < n; ++i) o[i] = f32_to_bf16(in[i]);
   } else {
     const int64_t blocks = (n + kInt8Block - 1) / kInt8Block;
-    int8_t* q = reinterpret_cast<int8_t*>(out + blocks * 4);
+    uint8_t* q = out + blocks * 4;
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t lo = b * kInt8Block, hi = std::min(n, lo + kInt8Block);
-      const float scale = quantise_block(in, lo, hi, q);
+      const float scale = quantise_block(in, lo, hi, c, q);
       std::memcpy(out + b * 4, &scale, 4);
     }
   }
@@ -117,14 +116,14 @@ void decompress_add(const uint8_t* in, int64_t n, GradCompression c, float scale
     for (int64_t i = 0; i < n; ++i) acc[i] += scale * bf16_to_f32(v[i]);
   } else {
     const int64_t blocks = (n + kInt8Block - 1) / kInt8Block;
-    const int8_t* q = reinterpret_cast<const int8_t*>(in + blocks * 4);
+    const uint8_t* q = in + blocks * 4;
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < blocks; ++b) {
       float block_scale;
       std::memcpy(&block_scale, in + b * 4, 4);
-      const float s = scale * block_scale;  // (scale * block scale) * q, as element-wise
+      const float s = scale * block_scale;  // (scale * block scale) * value, as element-wise
       const int64_t lo = b * kInt8Block, hi = std::min(n, lo + kInt8Block);
-      for (int64_t i = lo; i < hi; ++i) acc[i] += s * float(q[i]);
+      for (int64_t i = lo; i < hi; ++i) acc[i] += s * decode_block_code(q[i], c);
     }
   }
 }
@@ -152,14 +151,14 @@ void compress_with_feedback(float* g, float* residual, int64_t n, GradCompressio
     }
   } else {
     const int64_t blocks = (n + kInt8Block - 1) / kInt8Block;
-    int8_t* q = reinterpret_cast<int8_t*>(out + blocks * 4);
+    uint8_t* q = out + blocks * 4;
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < blocks; ++b) {
       const int64_t lo = b * kInt8Block, hi = std::min(n, lo + kInt8Block);
       for (int64_t i = lo; i < hi; ++i) g[i] += residual[i];
-      const float scale = quantise_block(g, lo, hi, q);
+      const float scale = quantise_block(g, lo, hi, c, q);
       std::memcpy(out + b * 4, &scale, 4);
-      for (int64_t i = lo; i < hi; ++i) residual[i] = g[i] - scale * float(q[i]);
+      for (int64_t i = lo; i < hi; ++i) residual[i] = g[i] - scale * decode_block_code(q[i], c);
     }
   }
 }

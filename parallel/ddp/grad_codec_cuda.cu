@@ -1,8 +1,9 @@
 // The CUDA GradCodec (see grad_codec.h): compression.h's payload format and arithmetic as kernels
 // on one stream. Bit-identical to the CPU codec: explicit round-to-nearest intrinsics (__fmul_rn,
 // __fadd_rn, __fsub_rn) keep nvcc from contracting into fused multiply-adds, IEEE division for
-// the inverse scale, rintf (round half to even) as std::nearbyint. int8: one 256-thread block per
-// quantisation block (kInt8Block elements), absmax by a block reduction.
+// the inverse scale, and compression.h's 1-byte codes (encode_block_code / decode_block_code, the
+// same functions as the CPU). int8 and fp8: one 256-thread block per quantisation block
+// (kInt8Block elements), absmax by a block reduction.
 #include "core/dtype.h"
 #include "kernels/common/cuda_common.cuh"
 #include "parallel/ddp/grad_codec.h"
@@ -17,9 +18,9 @@ using kernels::cuda::from_f32;
 using kernels::cuda::to_f32;
 
 constexpr int kThreads = 256;
-static_assert(kInt8Block == kThreads, "one thread per element of an int8 block");
+static_assert(kInt8Block == kThreads, "one thread per element of a scale block");
 
-// Blocks of an int8 payload of n elements; its scales come first.
+// Blocks of an int8 / fp8 payload of n elements; its scales come first.
 __host__ __device__ __forceinline__ int64_t int8_blocks(int64_t n) { return (n + kInt8Block - 1) / kInt8Block; }
 
 __device__ __forceinline__ float block_max(float v, float* shared) {
@@ -40,22 +41,22 @@ __device__ __forceinline__ float load_with_feedback(T* x, const float* residual,
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) compress_int8_kernel(T* x, float* residual, int64_t n, uint8_t* out) {
+__global__ void __launch_bounds__(kThreads)
+    compress_blocks_kernel(T* x, float* residual, int64_t n, GradCompression c, uint8_t* out) {
   __shared__ float shared[kThreads / 32];
   const int64_t blocks = int8_blocks(n);
   const int64_t i = blockIdx.x * int64_t{kInt8Block} + threadIdx.x;
   const bool in = i < n;
   const float v = in ? load_with_feedback(x, residual, i) : 0.0f;
   const float absmax = block_max(in ? fabsf(v) : 0.0f, shared);
-  const float scale = absmax / 127.0f;
+  const float scale = absmax / block_code_max(c);
   float inv = scale > 0.0f ? 1.0f / scale : 0.0f;
   if (!isfinite(inv)) inv = 0.0f;  // subnormal scale: as compression.cpp's inverse_scale
   if (threadIdx.x == 0) reinterpret_cast<float*>(out)[blockIdx.x] = scale;
   if (!in) return;
-  float q = rintf(__fmul_rn(v, inv));
-  q = isnan(q) ? 0.0f : fminf(fmaxf(q, -127.0f), 127.0f);  // NaN to 0, as compression.cpp
-  reinterpret_cast<int8_t*>(out + blocks * 4)[i] = static_cast<int8_t>(q);
-  if (residual) residual[i] = __fsub_rn(v, __fmul_rn(scale, q));
+  const uint8_t q = encode_block_code(__fmul_rn(v, inv), c);
+  out[blocks * 4 + i] = q;
+  if (residual) residual[i] = __fsub_rn(v, __fmul_rn(scale, decode_block_code(q, c)));
 }
 
 template <typename T>
@@ -68,28 +69,24 @@ __global__ void compress_bf16_kernel(T* x, float* residual, int64_t n, bf16* out
   }
 }
 
-// deQ(in)[i] of an int8 payload of n elements, times `scale` as the CPU does: (scale * block scale) * q.
-__device__ __forceinline__ float int8_value(const uint8_t* in, int64_t n, int64_t i, float scale) {
+// deQ(in)[i] of a payload of n elements, times `scale` as the CPU does: bf16 scale * value;
+// int8 / fp8 (scale * block scale) * value.
+__device__ __forceinline__ float value(const uint8_t* in, int64_t n, int64_t i, GradCompression c, float scale) {
+  if (c == GradCompression::kBf16) return __fmul_rn(scale, __bfloat162float(reinterpret_cast<const bf16*>(in)[i]));
   const int64_t blocks = int8_blocks(n);
   const float s = __fmul_rn(scale, reinterpret_cast<const float*>(in)[i / kInt8Block]);
-  return __fmul_rn(s, float(reinterpret_cast<const int8_t*>(in + blocks * 4)[i]));
+  return __fmul_rn(s, decode_block_code(in[blocks * 4 + i], c));
 }
 
-template <bool kInt8>
-__global__ void decompress_add_kernel(const uint8_t* in, int64_t n, float scale, float* acc) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    const float d =
-        kInt8 ? int8_value(in, n, i, scale) : __fmul_rn(scale, __bfloat162float(reinterpret_cast<const bf16*>(in)[i]));
-    acc[i] = __fadd_rn(acc[i], d);
-  }
+__global__ void decompress_add_kernel(const uint8_t* in, int64_t n, GradCompression c, float scale, float* acc) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    acc[i] = __fadd_rn(acc[i], value(in, n, i, c, scale));
 }
 
-template <bool kInt8, typename T>
-__global__ void decompress_kernel(const uint8_t* in, int64_t n, T* x) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    const float d = kInt8 ? int8_value(in, n, i, 1.0f) : __bfloat162float(reinterpret_cast<const bf16*>(in)[i]);
-    x[i] = from_f32<T>(__fadd_rn(0.0f, d));  // 0 + d as the CPU codec (-0 becomes +0)
-  }
+template <typename T>
+__global__ void decompress_kernel(const uint8_t* in, int64_t n, GradCompression c, T* x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    x[i] = from_f32<T>(__fadd_rn(0.0f, value(in, n, i, c, 1.0f)));  // 0 + d as the CPU codec (-0 becomes +0)
 }
 
 template <typename T>
@@ -113,10 +110,7 @@ class CudaGradCodec final : public GradCodec {
   void decompress_add(const uint8_t* in, int64_t n, float scale, float* acc) override {
     TT_ASSERT(compression() != GradCompression::kNone, "GradCodec::decompress_add without a compression");
     if (n <= 0) return;
-    if (int8())
-      decompress_add_kernel<true><<<grid(n), kThreads, 0, stream_>>>(in, n, scale, acc);
-    else
-      decompress_add_kernel<false><<<grid(n), kThreads, 0, stream_>>>(in, n, scale, acc);
+    decompress_add_kernel<<<grid(n), kThreads, 0, stream_>>>(in, n, compression(), scale, acc);
     TT_CUDA_LAUNCH_CHECK();
   }
 
@@ -146,16 +140,15 @@ class CudaGradCodec final : public GradCodec {
   }
 
  private:
-  bool int8() const { return compression() == GradCompression::kInt8; }
   static unsigned grid(int64_t n) { return elementwise_blocks(n, kThreads); }
 
   template <typename T>
   void compress_typed(T* x, float* residual, int64_t n, uint8_t* out) {
     TT_ASSERT(compression() != GradCompression::kNone, "GradCodec::compress without a compression");
-    if (int8()) {
+    if (block_scaled(compression())) {
       const int64_t blocks = int8_blocks(n);
-      TT_ASSERT(blocks < (int64_t{1} << 31), "int8 payload of ", n, " elements");
-      compress_int8_kernel<<<unsigned(blocks), kThreads, 0, stream_>>>(x, residual, n, out);
+      TT_ASSERT(blocks < (int64_t{1} << 31), "block-scaled payload of ", n, " elements");
+      compress_blocks_kernel<<<unsigned(blocks), kThreads, 0, stream_>>>(x, residual, n, compression(), out);
     } else {
       compress_bf16_kernel<<<grid(n), kThreads, 0, stream_>>>(x, residual, n, reinterpret_cast<bf16*>(out));
     }
@@ -164,10 +157,7 @@ class CudaGradCodec final : public GradCodec {
 
   template <typename T>
   void decompress_typed(const uint8_t* in, int64_t n, T* x) {
-    if (int8())
-      decompress_kernel<true><<<grid(n), kThreads, 0, stream_>>>(in, n, x);
-    else
-      decompress_kernel<false><<<grid(n), kThreads, 0, stream_>>>(in, n, x);
+    decompress_kernel<<<grid(n), kThreads, 0, stream_>>>(in, n, compression(), x);
     TT_CUDA_LAUNCH_CHECK();
   }
 

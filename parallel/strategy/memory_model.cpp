@@ -32,7 +32,7 @@ MemoryBreakdown rank_memory(const MemoryInputs& in) {
   const double reduced_shard = in.zero_stage == 0 ? 0 : in.zero_stage == 1 ? w * p / n : 2 * w * p / n;
   m.grads = (in.zero_stage == 3 ? windows : w * p) + reduced_shard;
   m.optimizer = local * ((in.working_bytes < 4 ? 4 : 0) + state_bytes_per_element(in.state));
-  m.comm = in.payload == cost::Payload::kInt8 ? 4 * p : 0;
+  m.comm = in.payload == cost::Payload::kInt8 || in.payload == cost::Payload::kFp8 ? 4 * p : 0;
   if (in.desc && in.batch > 0 && in.seq_len > 0)
     m.activations = double(ActivationPlan(*in.desc, in.device, in.working_bytes == 2 ? DType::kBF16 : DType::kF32,
                                           in.batch, in.seq_len, in.recompute)

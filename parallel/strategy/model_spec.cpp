@@ -112,6 +112,15 @@ ModelSpec model_spec(const ModelDesc& desc, int seq_len, int64_t tokens_per_rank
     m.block_forward_flops = 2.0 * double(block_params) + m.block_attention_flops;
     m.block_down_proj_flops = 2.0 * double(desc.mlp_hidden) * desc.n_embd;
   }
+  // Block linears: (in, out) of q/k/v, the attention output, the MLP up (gate and up) and down.
+  const double C = desc.n_embd;
+  const std::pair<double, double> linears[] = {
+      {C, desc.qkv_dim()}, {desc.q_dim(), C}, {C, desc.mlp_up_dim()}, {desc.mlp_hidden, C}};
+  for (const auto& [in, out] : linears) {
+    m.linear_flops_per_token += L * 6.0 * in * out;
+    m.linear_io_per_token += L * (in + out);
+    m.linear_weights += int64_t(L * in * out);
+  }
   return m;
 }
 
@@ -127,20 +136,49 @@ ModelSpec preset_model_spec(const std::string& name, int64_t tokens_per_rank) {
   return m;
 }
 
-ComputeTimes compute_times(const ModelSpec& model, const cost::Cluster& cluster) {
+std::vector<ops::MatmulPrecision> available_precisions(const cost::Cluster& cluster) {
+  std::vector<ops::MatmulPrecision> out{ops::MatmulPrecision::kDefault};
+  if (!cluster.has_gpus) return out;
+  if (cluster.peak_int8_tops > 0) out.push_back(ops::MatmulPrecision::kInt8);
+  if (cluster.peak_fp8_tflops > 0) out.push_back(ops::MatmulPrecision::kFp8);
+  return out;
+}
+
+ComputeTimes compute_times(const ModelSpec& model, const cost::Cluster& cluster, ops::MatmulPrecision precision) {
   ComputeTimes t;
+  t.precision = precision;
   if (model.measured_backward_s > 0) {
     t.backward_s = model.measured_backward_s;
     t.forward_s = model.measured_forward_s > 0 ? model.measured_forward_s : model.measured_backward_s / 2;
     return t;
   }
   const double peak = (model.peak_tflops > 0 ? model.peak_tflops : cluster.peak_bf16_tflops) * 1e12;
-  const double mfu = model.mfu > 0 ? model.mfu : (cluster.has_gpus ? kDefaultGpuMfu : kDefaultCpuMfu);
+  const double mfu = model.mfu > 0                           ? model.mfu
+                     : !cluster.has_gpus                        ? kDefaultCpuMfu
+                     : cluster.training_efficiency > 0          ? cluster.training_efficiency
+                                                                : kDefaultGpuMfu;
   TT_ASSERT(peak > 0, "compute_times needs a peak FLOP/s");
   t.flops_per_s = peak * mfu;
-  const double total = double(model.tokens_per_rank) * model.flops_per_token / t.flops_per_s;
-  t.forward_s = total / 3;
-  t.backward_s = 2 * total / 3;
+  const double tokens = double(model.tokens_per_rank);
+  double forward = tokens * model.flops_per_token / 3 / t.flops_per_s, backward = 2 * forward;
+  if (precision != ops::MatmulPrecision::kDefault) {
+    const bool fp8 = precision == ops::MatmulPrecision::kFp8;
+    const double mode_peak = (fp8 ? cluster.peak_fp8_tflops : cluster.peak_int8_tops) * 1e12;
+    TT_ASSERT(mode_peak > 0, "compute_times: the cluster's GPU has no ", ops::matmul_precision_name(precision));
+    const double low_rate = mode_peak * mfu * kLowPrecisionGemmEfficiency;
+    const double lin = tokens * model.linear_flops_per_token / 3;  // one of the three GEMMs, all layers
+    // Forward GEMM, and backward's input gradient (both modes) and weight gradient (fp8 only).
+    forward += lin / low_rate - lin / t.flops_per_s;
+    backward += (fp8 ? 2 : 1) * (lin / low_rate - lin / t.flops_per_s);
+    // Quantisation: activations every micro-step (forward: inputs; backward: output gradients and
+    // the re-quantised inputs), weights every micro-step.
+    const double bw = cluster.mem_bw_gbps * 1e9;
+    const double elems = tokens * model.linear_io_per_token + double(model.accum_steps) * double(model.linear_weights);
+    forward += elems / 2 * kQuantiseBytesPerElement / bw;
+    backward += elems * kQuantiseBytesPerElement / bw;
+  }
+  t.forward_s = forward;
+  t.backward_s = backward;
   return t;
 }
 

@@ -17,13 +17,21 @@
 #include <vector>
 
 #include "core/model/model_desc.h"
+#include "kernels/ops/ops.h"
 #include "parallel/cost/collective_cost.h"
 #include "parallel/ddp/buckets.h"
 
 namespace tt::strategy {
 
-constexpr double kDefaultGpuMfu = 0.4;
+constexpr double kDefaultGpuMfu = 0.4;  // a GPU the device table has no training efficiency for
 constexpr double kDefaultCpuMfu = 0.3;
+// fp8 / int8 GEMMs reach a smaller fraction of their (2x-4x) peak than bf16 ones reach of theirs:
+// calibrated so that fp8 on the linear layers of Llama-3-8B on H100s predicts the published +25%
+// step speed-up (torchao, float8 tensorwise, 8xH100), where the peak ratio alone would say ~+80%.
+constexpr double kLowPrecisionGemmEfficiency = 0.65;
+// Memory traffic per element a low-precision linear quantises (read bf16, write the 1-byte code and,
+// for fp8, its transposed copy): priced at the device's memory bandwidth.
+constexpr double kQuantiseBytesPerElement = 4;
 
 struct ModelSpec {
   std::string name;        // "gpt2-124m", or ModelDesc::str()
@@ -56,6 +64,12 @@ struct ModelSpec {
   // Forward FLOPs per token of one block (2·its parameters + 4·q_dim·T of attention), of its MLP
   // down projection, and of its attention core (QKᵀ and ·V): what recompute re-runs.
   double block_forward_flops = 0, block_down_proj_flops = 0, block_attention_flops = 0;
+  // The linear layers train.matmul_precision puts in fp8/int8 (every block's q/k/v, output, MLP
+  // projections; the LM head with low_precision_lm_head): their training FLOPs per token, the
+  // elements of their inputs and outputs per token (quantised every micro-step), and their weights.
+  double linear_flops_per_token = 0;
+  double linear_io_per_token = 0;
+  int64_t linear_weights = 0;
   int micro_batch() const;
   // The run's own gradient buckets (GradReducer's, from its caps), priced instead of the ones the
   // candidate's bucket cap makes (ZeRO 0-2); empty: from the cap.
@@ -81,8 +95,20 @@ ModelSpec preset_model_spec(const std::string& name, int64_t tokens_per_rank);
 
 struct ComputeTimes {
   double forward_s = 0, backward_s = 0;  // per optimizer step (all micro-steps)
-  double flops_per_s = 0;                // achieved (peak × MFU), 0 when backward was measured
+  double flops_per_s = 0;                // achieved bf16 rate (peak × efficiency), 0 when backward was measured
+  ops::MatmulPrecision precision = ops::MatmulPrecision::kDefault;
 };
-ComputeTimes compute_times(const ModelSpec& model, const cost::Cluster& cluster);
+// Forward and backward time per optimizer step. The bf16 rate is the device's peak times its
+// training efficiency (the device table's calibrated figure, else model.mfu, else the defaults).
+// With fp8 the linear layers' three GEMMs, with int8 their forward and input-gradient GEMMs
+// (SwitchBack: the weight gradient stays in the working precision), run at the mode's peak times
+// the same efficiency times kLowPrecisionGemmEfficiency, and their quantisation is priced as
+// memory traffic. A precision the cluster's GPU lacks is an internal error (offer only
+// available_precisions).
+ComputeTimes compute_times(const ModelSpec& model, const cost::Cluster& cluster,
+                           ops::MatmulPrecision precision = ops::MatmulPrecision::kDefault);
+// The matmul precisions the cluster's devices run: default, then int8 and fp8 where the device
+// table gives them a peak (CPU ranks: default only; the CPU emulates the others exactly, slowly).
+std::vector<ops::MatmulPrecision> available_precisions(const cost::Cluster& cluster);
 
 }  // namespace tt::strategy

@@ -55,7 +55,7 @@
 //  * Choice: the fastest predicted step among the candidates the run can take (PlanOptions::allows:
 //    it fits, it runs in `train` on this communicator, it agrees with the fields the config forces);
 //    candidates within tie_tolerance of it count as ties, broken towards the simpler/more precise:
-//    fp32 > bf16 > int8, flat > hierarchical, lower ZeRO stage, ring > tree, bucket size closest to
+//    fp32 > bf16 > int8 > fp8, flat > hierarchical, lower ZeRO stage, ring > tree, bucket size closest to
 //    25 MB. `topotrain plan` and `strategy: auto` both take this pick: one rule, in one place.
 #pragma once
 
@@ -86,7 +86,8 @@ enum class CompressedAllReduce {
 
 struct PlanOptions {
   std::vector<double> bucket_mb = {1, 5, 25, 100};  // caps in MB (1e6 bytes) of the fp32 gradient buffer
-  std::vector<cost::Payload> payloads = {cost::Payload::kFp32, cost::Payload::kBf16, cost::Payload::kInt8};
+  std::vector<cost::Payload> payloads = {cost::Payload::kFp32, cost::Payload::kBf16, cost::Payload::kInt8,
+                                         cost::Payload::kFp8};
   std::vector<int> zero_stages = {0, 1, 2, 3};
   int ranks = 0;                     // data-parallel ranks; 0 = the whole topology
   uint64_t memory_budget_bytes = 0;  // per GPU; 0 = device memory × (1 − memory_reserve)
@@ -106,6 +107,10 @@ struct PlanOptions {
   std::string forced_recompute;      // train.recompute
   int forced_recompute_blocks = -1;  // train.recompute_blocks
   std::string forced_state_dtype;    // optimizer.state_dtype
+  // Matmul precisions offered (train.matmul_precision "auto": every one the cluster's GPU has,
+  // available_precisions); those the GPU lacks are skipped. A low-precision pick must beat the
+  // default by more than the tie tolerance (ties prefer default, then int8, then fp8).
+  std::vector<ops::MatmulPrecision> matmul_precisions = {ops::MatmulPrecision::kDefault};
 };
 
 struct Candidate {
@@ -124,6 +129,7 @@ struct Candidate {
   double recompute_s = 0;  // of compute_s, the recompute's share
   Recompute recompute;     // blocks: the number of blocks recomputing (0 with kNone)
   StateDType state = StateDType::kFp32;
+  ops::MatmulPrecision matmul_precision = ops::MatmulPrecision::kDefault;  // the compute it was priced with
   MemoryBreakdown memory;   // per GPU (rank)
   double memory_bytes = 0;  // memory.total()
   bool fits = false;
@@ -137,7 +143,7 @@ struct Candidate {
   std::string shape_name() const;       // "ring", "tree", "hier"
   std::string collective_name() const;  // "all_reduce", "rs+ag"
   std::string bucket_name() const;      // "25MB", or "group" for ZeRO-3
-  std::string label() const;            // "25MB fp32 ring all_reduce zero0 [full recompute 12/32] [int8 state]"
+  std::string label() const;            // "25MB fp32 ring all_reduce zero0 [recompute full(12)] [int8-state] [fp8-matmul]"
   std::string recompute_name() const;   // "none", "full 12/32"
   // `topotrain train` runs every candidate of stages 0-2 and flat ZeRO-3; hierarchical ZeRO-3 is a
   // priced memory fallback. Ring and tree both run as the communicator's own all-reduce

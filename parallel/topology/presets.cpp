@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/device_info.h"
 #include "core/did_you_mean.h"
 #include "core/error.h"
 #include "parallel/topology/topology_io.h"
@@ -25,7 +26,6 @@ struct NodePreset {
   const char* gpu_name;  // as the CUDA runtime reports it
   int compute_capability;
   double memory_gib;
-  double peak_bf16_tflops;  // dense, fp32 accumulate
   int pcie_gen;
   int gpus;
   LinkKind gpu_link;     // between every GPU pair of the node
@@ -36,6 +36,8 @@ struct NodePreset {
   double intra_latency_us;  // small-message all-reduce latency
 };
 
+// Peak FLOP/s come from the device table (core/device_info.h).
+//
 // RTX 4090: 165 TFLOP/s bf16, 24 GB (DESIGN.md); GPU-GPU over PCIe 4.0 x16 (~64 GB/s bidirectional
 // = 32 GB/s raw per direction, ~25 GB/s achievable, DESIGN.md), no P2P (the driver disables it), so
 // GPU-GPU traffic is staged through host memory: LINK_HOST. 8-GPU all-reduce busbw ~20-28 GB/s via
@@ -51,10 +53,10 @@ struct NodePreset {
 // H100 SXM: 989 TFLOP/s bf16, 80 GB (DESIGN.md), PCIe 5.0; NVLink 900 GB/s bidirectional = 450
 // per direction (DESIGN.md); 8-GPU busbw ~370-480 (DESIGN.md): 400; latency ~5 us.
 const NodePreset kNodes[] = {
-    {"8x4090-pcie", "NVIDIA GeForce RTX 4090", 89, 24, 165, 4, 8, LINK_HOST, 25, 10, false, 22, 10},
-    {"8x3090-pcie", "NVIDIA GeForce RTX 3090", 86, 24, 71, 4, 8, LINK_PCIE, 25, 10, true, 17, 10},
-    {"8xa100-sxm", "NVIDIA A100-SXM4-80GB", 80, 80, 312, 4, 8, LINK_NVLINK, 300, 5, true, 220, 5},
-    {"8xh100-sxm", "NVIDIA H100 80GB HBM3", 90, 80, 989, 5, 8, LINK_NVLINK, 450, 5, true, 400, 5},
+    {"8x4090-pcie", "NVIDIA GeForce RTX 4090", 89, 24, 4, 8, LINK_HOST, 25, 10, false, 22, 10},
+    {"8x3090-pcie", "NVIDIA GeForce RTX 3090", 86, 24, 4, 8, LINK_PCIE, 25, 10, true, 17, 10},
+    {"8xa100-sxm", "NVIDIA A100-SXM4-80GB", 80, 80, 4, 8, LINK_NVLINK, 300, 5, true, 220, 5},
+    {"8xh100-sxm", "NVIDIA H100 80GB HBM3", 90, 80, 5, 8, LINK_NVLINK, 450, 5, true, 400, 5},
 };
 
 struct NetworkPreset {
@@ -92,7 +94,7 @@ Node make_node(const NodePreset& p, int index) {
     gpu->set_numa_node(-1);
     gpu->set_pcie_gen(p.pcie_gen);
     gpu->set_pcie_width(16);
-    gpu->set_peak_bf16_tflops(p.peak_bf16_tflops);
+    gpu->set_peak_bf16_tflops(tt::peak_bf16_tflops(p.gpu_name).value_or(0));
   }
   return node;
 }
@@ -166,17 +168,6 @@ Topology preset_topology(const std::string& name) {
       ErrorKind::kConfig, "unknown topology preset '" + name + "'", "--preset",
       str(near.empty() ? "" : "did you mean '" + near + "'? ", "valid presets: ", valid,
           "; also <N>x<node preset>-<network> for N = 2..", kMaxPresetNodes, " (`topotrain probe --list-presets`)"));
-}
-
-double peak_bf16_tflops(const std::string& gpu_name) {
-  auto has = [&](const char* s) { return gpu_name.find(s) != std::string::npos; };
-  if (has("H200")) return 989;                      // DESIGN.md (same as H100 SXM)
-  if (has("H100") && has("NVL")) return 0;          // not in our sources: unknown rather than guessed
-  if (has("H100")) return has("PCIe") ? 756 : 989;  // SXM: DESIGN.md; PCIe: NVIDIA H100 datasheet
-  if (has("A100")) return 312;                      // DESIGN.md
-  if (has("4090")) return 165;                      // DESIGN.md
-  if (has("3090")) return 71;                       // NVIDIA GA102 whitepaper
-  return 0;
 }
 
 }  // namespace tt::topology

@@ -30,8 +30,4 @@ std::vector<std::string> preset_names();
 // valid ones.
 Topology preset_topology(const std::string& name);
 
-// Dense bf16 tensor TFLOP/s (fp32 accumulate) of a GPU from its CUDA/NVML name
-// ("NVIDIA H100 80GB HBM3" -> 989); 0 when the model is not in the table.
-double peak_bf16_tflops(const std::string& gpu_name);
-
 }  // namespace tt::topology

@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/device_info.h"
 #include "core/error.h"
 #include "parallel/ddp/sharding.h"
 #include "parallel/topology/codec_probe.h"
@@ -150,7 +151,8 @@ std::vector<CollectiveMeasurement> measure_intra_node(Communicator& comm, const 
 std::vector<CodecMeasurement> measure_codecs(Communicator& comm, const ProbeOptions& opts) {
   std::vector<CodecMeasurement> out;
   if (opts.codec_elements <= 0) return out;
-  for (const parallel::GradCompression c : {parallel::GradCompression::kBf16, parallel::GradCompression::kInt8}) {
+  for (const parallel::GradCompression c :
+       {parallel::GradCompression::kBf16, parallel::GradCompression::kInt8, parallel::GradCompression::kFp8}) {
     CodecMeasurement m = measure_codec(c, opts.codec_elements, std::max(1, opts.codec_iters));
     // The slowest rank: the largest time per byte, i.e. the smallest throughput.
     float inv[2] = {float(m.compress_gbps() > 0 ? 1.0 / m.compress_gbps() : 0.0),
@@ -210,7 +212,7 @@ Topology node_fragment(const NodeProbe& probe, const std::string& sysfs_root) {
     g->set_memory_bytes(d.memory_bytes);
     g->set_host_to_device_gbps(d.host_to_device_gbps);
     g->set_device_to_host_gbps(d.device_to_host_gbps);
-    g->set_peak_bf16_tflops(peak_bf16_tflops(d.name));
+    g->set_peak_bf16_tflops(tt::peak_bf16_tflops(d.name).value_or(0));
     // Read after the CUDA copies, so an idle-downtrained link has had traffic to train up.
     const PciDeviceInfo pci = read_pci_device(sysfs_root, d.pci_bus_id);
     sysfs_missing = sysfs_missing || !pci.found;

@@ -237,7 +237,8 @@ void validate_topology(const Topology& t, const std::string& where) {
   for (int i = 0; i < t.codec_size(); ++i) {
     const CodecMeasurement& c = t.codec(i);
     const std::string name = str("codec[", i, "]");
-    if (c.payload() != "bf16" && c.payload() != "int8") bad(str(name, ".payload = '", c.payload(), "' (bf16 or int8)"));
+    if (c.payload() != "bf16" && c.payload() != "int8" && c.payload() != "fp8")
+      bad(str(name, ".payload = '", c.payload(), "' (bf16, int8 or fp8)"));
     non_negative(name + ".compress_gbps", c.compress_gbps());
     non_negative(name + ".decompress_add_gbps", c.decompress_add_gbps());
   }

@@ -32,6 +32,32 @@ TEST(DeviceInfo, KnownCudaDeviceNames) {
   EXPECT_EQ(peak("NVIDIA RTX 6000 Ada Generation"), 364);
 }
 
+TEST(DeviceInfo, PeaksPerPrecisionBandwidthAndCalibration) {
+  // The GPUs the planner is asked about: fp8 on Ada and Hopper only, int8 from Ampere on.
+  struct Want {
+    const char* name;
+    double bw, bf16, fp8, int8;
+  };
+  for (const Want& w : {Want{"NVIDIA GeForce RTX 4090", 1008, 165, 330, 661},
+                        Want{"NVIDIA GeForce RTX 3090", 936, 71, 0, 284},
+                        Want{"NVIDIA A100-SXM4-80GB", 2039, 312, 0, 624},
+                        Want{"NVIDIA H100 80GB HBM3", 3350, 989, 1979, 1979},
+                        Want{"NVIDIA H200", 4800, 989, 1979, 1979}}) {
+    const DeviceSpec* d = find_device(w.name);
+    ASSERT_NE(d, nullptr) << w.name;
+    EXPECT_EQ(d->mem_bw_gbps, w.bw) << w.name;
+    EXPECT_EQ(d->peak_bf16_tflops, w.bf16) << w.name;
+    EXPECT_EQ(d->peak_fp8_tflops, w.fp8) << w.name;
+    EXPECT_EQ(d->peak_int8_tops, w.int8) << w.name;
+    EXPECT_GT(d->training_efficiency, 0.3) << w.name;
+    EXPECT_LT(d->training_efficiency, 0.8) << w.name;
+    EXPECT_GT(std::string(d->efficiency_source).size(), 8u) << w.name;
+  }
+  EXPECT_NE(std::string(find_device("NVIDIA A100-SXM4-80GB")->efficiency_source).find("llm.c"), std::string::npos);
+  EXPECT_NE(std::string(find_device("NVIDIA GeForce RTX 4090")->efficiency_source).find("estimate"), std::string::npos);
+  EXPECT_EQ(find_device("Some Future GPU"), nullptr);
+}
+
 TEST(DeviceInfo, MatchingIsCaseInsensitive) {
   EXPECT_EQ(peak("nvidia geforce rtx 4090"), 165);
   EXPECT_EQ(peak("NVIDIA H100 PCIE"), 756);

@@ -81,6 +81,10 @@ for t in "${targets[@]}"; do
     result="FAILED (rc $rc; log $log)"
     failed=1
     [[ $found -eq 0 ]] && found=1
+    # The finding itself, so a CI log that keeps only this output still says what broke.
+    echo "---- $t: the end of $log" >&2
+    grep -E "ERROR|FINDING|SUMMARY|out-of-memory|timeout|leak|#[0-9]+ 0x" "$log" | tail -n 40 >&2 || true
+    echo "---- $t: crash inputs: $(ls "$crashes" | head -n 3 | tr '\n' ' ')" >&2
   fi
   printf '%-20s %12s %9s %8s %8s %8s  %s\n' "$t" "$(fuzz_stat number_of_executed_units "$log")" \
     "$(fuzz_stat average_exec_per_sec "$log")" "$elapsed" "$found" "$(find "$corpus" -type f | wc -l)" "$result"

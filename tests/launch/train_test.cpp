@@ -384,6 +384,28 @@ TEST(TrainDevice, CudaThatCannotRunIsAConfigErrorNamingTheField) {
   EXPECT_EQ(e.where(), "train.stochastic_rounding");
 }
 
+TEST(TrainDevice, AMatmulPrecisionTheGpuLacksNamesTheGpuAndTheModesItHas) {
+  const TrainDevice gpu = resolve_train_device(device_config(), gpu_machine(1));
+  const config::Config fp8 = device_config({"train.matmul_precision=fp8"});
+  try {
+    check_matmul_precision(fp8, gpu, "NVIDIA A100-SXM4-80GB", 80);
+    ADD_FAILURE() << "fp8 on an A100 must be refused";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::kConfig);
+    EXPECT_NE(what.find("train.matmul_precision"), std::string::npos) << what;
+    EXPECT_NE(what.find("NVIDIA A100-SXM4-80GB (sm_80)"), std::string::npos) << what;
+    EXPECT_NE(what.find("runs default, int8"), std::string::npos) << what;
+    EXPECT_NE(what.find("train.device \"cpu\""), std::string::npos) << what;
+  }
+  EXPECT_NO_THROW(check_matmul_precision(fp8, gpu, "NVIDIA H100 80GB HBM3", 90));
+  EXPECT_NO_THROW(check_matmul_precision(device_config({"train.matmul_precision=int8"}), gpu, "NVIDIA A100", 80));
+  EXPECT_THROW(check_matmul_precision(device_config({"train.matmul_precision=int8"}), gpu, "Tesla V100", 70), Error);
+  // The CPU emulates every mode.
+  EXPECT_NO_THROW(check_matmul_precision(fp8, resolve_train_device(fp8, DeviceFacts{}), "cpu", 0));
+  EXPECT_EQ(gpu_matmul_precisions(89), "default, fp8, int8");
+}
+
 TEST(TrainDevice, ProcessGroupUsesNcclForMultiRankCudaRuns) {
   const std::string nccl = TOPOTRAIN_HAVE_NCCL ? "nccl" : "auto";
   EXPECT_EQ(comm_backend_for(device_config(), gpu_machine(8, 8, "")), nccl);

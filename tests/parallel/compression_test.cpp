@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/tensor.h"
@@ -40,7 +42,7 @@ TEST(Compression, SizesAndNames) {
   EXPECT_DOUBLE_EQ(payload_bytes_per_element(GradCompression::kInt8), 1.0 + 4.0 / 256);
   EXPECT_EQ(parse_grad_compression("int8"), GradCompression::kInt8);
   EXPECT_EQ(parse_grad_compression(""), GradCompression::kNone);
-  EXPECT_THROW(parse_grad_compression("fp8"), Error);
+  EXPECT_THROW(parse_grad_compression("fp4"), Error);
 }
 
 TEST(Compression, Int8ErrorIsAtMostHalfAStepPerBlock) {
@@ -54,6 +56,39 @@ TEST(Compression, Int8ErrorIsAtMostHalfAStepPerBlock) {
     for (int64_t i = b * kInt8Block; i < std::min<int64_t>(1000, (b + 1) * kInt8Block); ++i)
       EXPECT_LE(std::fabs(in[size_t(i)] - out[size_t(i)]), 0.5f * step * 1.0001f) << i;
   }
+}
+
+TEST(Compression, Fp8IsE5M2OfTheBlockScaledValue) {
+  EXPECT_EQ(compressed_bytes(1000, GradCompression::kFp8), 1000u + 4u * 4u);
+  EXPECT_DOUBLE_EQ(payload_bytes_per_element(GradCompression::kFp8), 1.0 + 4.0 / 256);
+  EXPECT_EQ(parse_grad_compression("fp8"), GradCompression::kFp8);
+  EXPECT_STREQ(grad_compression_name(GradCompression::kFp8), "fp8");
+  // Values over 8 decades: E5M2 keeps each within 2^-3 relative (half an ulp of 2 mantissa bits)
+  // down to the smallest normal (2^-14 of 57344 below the block's absmax, ~2^-30), where int8
+  // flushes everything below absmax/254 to zero.
+  std::vector<float> in(512);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = float((i % 2 ? -1 : 1) * std::pow(10.0, -double(i % 9)));
+  const auto fp8 = round_trip(in, GradCompression::kFp8), int8 = round_trip(in, GradCompression::kInt8);
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_LE(std::fabs(fp8[i] - in[i]), 0.125f * std::fabs(in[i]) * (1 + 1e-6f)) << i << ": " << in[i];
+    if (std::fabs(in[i]) < 1.0f / 254) EXPECT_EQ(int8[i], 0.0f) << i;
+  }
+  // The code is exactly core/dtype.h's E5M2 of x / scale: absmax maps to the largest finite code.
+  std::vector<uint8_t> buf(compressed_bytes(2, GradCompression::kFp8));
+  const float two[2] = {-3.0f, 1.0f};
+  compress(two, 2, GradCompression::kFp8, buf.data());
+  float scale;
+  std::memcpy(&scale, buf.data(), 4);
+  EXPECT_EQ(scale, 3.0f / 57344.0f);
+  EXPECT_EQ(buf[4], f32_to_fp8(-3.0f * (1.0f / scale), Fp8Format::kE5M2));
+  EXPECT_EQ(buf[4], 0xfb);  // -57344
+  EXPECT_EQ(buf[5], f32_to_fp8(1.0f * (1.0f / scale), Fp8Format::kE5M2));
+  // NaN codes as 0 and does not raise the block's scale.
+  const float nan_block[2] = {std::nanf(""), 0.5f};
+  compress(nan_block, 2, GradCompression::kFp8, buf.data());
+  std::memcpy(&scale, buf.data(), 4);
+  EXPECT_EQ(scale, 0.5f / 57344.0f);
+  EXPECT_EQ(buf[4], 0);
 }
 
 TEST(Compression, Bf16IsRoundToNearestAndNoneIsExact) {
@@ -92,24 +127,33 @@ TEST(Compression, Int8SubnormalBlocksAndNanQuantiseToZero) {
 // One large and one tiny gradient in the same block, every step: 1e-3 is below half the int8 step
 // (1/127/2 = 3.9e-3), so each quantisation alone rounds it to 0.
 TEST(Compression, ErrorFeedbackDeliversWhatQuantisationDrops) {
-  const int64_t n = kInt8Block;
-  const int steps = 100;
-  for (bool feedback : {true, false}) {
-    std::vector<float> residual(size_t(n), 0.0f);
-    std::vector<uint8_t> buf(compressed_bytes(n, GradCompression::kInt8));
-    std::vector<float> delivered(size_t(n), 0.0f);
-    for (int s = 0; s < steps; ++s) {
-      std::vector<float> g(size_t(n), 0.0f);
-      g[0] = 1.0f;
-      g[1] = 1e-3f;
-      compress_with_feedback(g.data(), feedback ? residual.data() : nullptr, n, GradCompression::kInt8, buf.data());
-      decompress_add(buf.data(), n, GradCompression::kInt8, 1.0f, delivered.data());
-    }
-    if (feedback) {
-      EXPECT_NEAR(delivered[1], steps * 1e-3f, 1.0f / 127) << "error feedback must deliver the small gradient";
-      EXPECT_NEAR(delivered[0], float(steps), 1e-3f);
-    } else {
-      EXPECT_EQ(delivered[1], 0.0f) << "without error feedback the residual is lost";
+  // A gradient below half a step of its block: int8's step is absmax/127; E5M2's smallest
+  // subnormal is 2^-16 of the scale (absmax/57344), ~2.7e-10 of the absmax.
+  struct Case {
+    GradCompression c;
+    float small, quantum;
+  };
+  for (const Case k : {Case{GradCompression::kInt8, 1e-3f, 1.0f / 127}, Case{GradCompression::kFp8, 1e-10f, 3e-10f}}) {
+    SCOPED_TRACE(grad_compression_name(k.c));
+    const int64_t n = kInt8Block;
+    const int steps = 100;
+    for (bool feedback : {true, false}) {
+      std::vector<float> residual(size_t(n), 0.0f);
+      std::vector<uint8_t> buf(compressed_bytes(n, k.c));
+      std::vector<float> delivered(size_t(n), 0.0f);
+      for (int s = 0; s < steps; ++s) {
+        std::vector<float> g(size_t(n), 0.0f);
+        g[0] = 1.0f;
+        g[1] = k.small;
+        compress_with_feedback(g.data(), feedback ? residual.data() : nullptr, n, k.c, buf.data());
+        decompress_add(buf.data(), n, k.c, 1.0f, delivered.data());
+      }
+      if (feedback) {
+        EXPECT_NEAR(delivered[1], steps * k.small, k.quantum) << "error feedback must deliver the small gradient";
+        EXPECT_NEAR(delivered[0], float(steps), 1e-3f);
+      } else {
+        EXPECT_EQ(delivered[1], 0.0f) << "without error feedback the residual is lost";
+      }
     }
   }
 }
@@ -212,6 +256,11 @@ TEST(GradReducerCompressed, OneRankBf16) {
 TEST(GradReducerCompressed, OneRankInt8) {
   run_local_reducer(GradCompression::kInt8, false);
   run_local_reducer(GradCompression::kInt8, true);
+}
+
+TEST(GradReducerCompressed, OneRankFp8) {
+  run_local_reducer(GradCompression::kFp8, false);
+  run_local_reducer(GradCompression::kFp8, true);
 }
 
 TEST(GradReducerCompressed, NeedsZeroStage0) {

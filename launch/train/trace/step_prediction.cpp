@@ -43,6 +43,7 @@ double measured_gemm_flops() {
 cost::Payload payload_of(const std::string& compression) {
   if (compression == "bf16") return cost::Payload::kBf16;
   if (compression == "int8") return cost::Payload::kInt8;
+  if (compression == "fp8") return cost::Payload::kFp8;
   return cost::Payload::kFp32;
 }
 

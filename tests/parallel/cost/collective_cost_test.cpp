@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "parallel/cost/device_table.h"
 #include "parallel/topology/presets.h"
 
 namespace tt::cost {
@@ -140,6 +139,9 @@ TEST(CollectiveCost, PayloadBytesAndCodecCost) {
   EXPECT_EQ(payload_bytes_per_elem(Payload::kFp32), 4.0);
   EXPECT_EQ(payload_bytes_per_elem(Payload::kBf16), 2.0);
   EXPECT_DOUBLE_EQ(payload_bytes_per_elem(Payload::kInt8), 1.015625);  // 1 B + 4 B scale per 256
+  EXPECT_DOUBLE_EQ(payload_bytes_per_elem(Payload::kFp8), 1.015625);   // E5M2 codes, the same block scales
+  EXPECT_STREQ(payload_name(Payload::kFp8), "fp8+ef");
+  EXPECT_EQ(codec_bytes_per_elem(Payload::kFp8), codec_bytes_per_elem(Payload::kInt8));
   EXPECT_EQ(codec_time_s(Payload::kFp32, 1 << 20, 1000), 0.0);
   // bf16: 12 B/elem; int8+EF: 2·(4 + 1.015625) + 8 = 18.03125 B/elem, at 1 TB/s.
   EXPECT_NEAR(codec_time_s(Payload::kBf16, 1000000, 1000), 12e6 / 1e12, 1e-15);
@@ -175,15 +177,6 @@ TEST(ClusterOf, MeasuredCodecPricesCpuRanks) {
 
   t.mutable_nodes(0)->add_gpus()->set_name("NVIDIA H100 80GB HBM3");  // GPU ranks run their own codec
   EXPECT_FALSE(cluster_of(t).codec[int(Payload::kInt8)].measured());
-}
-
-TEST(DeviceTable, KnownGpusAndCpu) {
-  EXPECT_EQ(device_figures("NVIDIA H100 80GB HBM3").mem_bw_gbps, 3350);
-  EXPECT_EQ(device_figures("NVIDIA H200").mem_bw_gbps, 4800);
-  EXPECT_EQ(device_figures("NVIDIA GeForce RTX 4090").mem_bw_gbps, 1008);
-  EXPECT_EQ(device_figures("NVIDIA A100-SXM4-80GB").peak_bf16_tflops, 312);
-  EXPECT_EQ(device_figures("cpu").mem_bw_gbps, 20);
-  EXPECT_FALSE(device_figures("Some Future GPU").known);
 }
 
 TEST(ClusterOf, NominalLinksWithoutBusbwAndMeasuredBusbwWhenSet) {

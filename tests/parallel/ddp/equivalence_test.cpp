@@ -220,8 +220,8 @@ TEST_P(DataParallelArch, CompactOptimizerStateResumesBitExactlyAndAcrossStateDty
 namespace tt {
 namespace {
 
-// int8 gradients with error feedback train as well as fp32 on the synthetic corpus; the run (and
-// its per-rank residuals) resumes bit-exactly.
+// int8 and fp8 gradients with error feedback train as well as fp32 on the synthetic corpus; the
+// int8 run (and its per-rank residuals, the same buffers fp8 keeps) resumes bit-exactly.
 TEST_F(DataParallel, Int8WithErrorFeedbackTracksUncompressedAndResumesExactly) {
   const std::string common =
       "--set train.steps=300 --set train.batch_size=8 --set train.val_every=0"
@@ -236,6 +236,13 @@ TEST_F(DataParallel, Int8WithErrorFeedbackTracksUncompressedAndResumesExactly) {
   ASSERT_TRUE(std::regex_search(fp32.output, a, val_re)) << fp32.output;
   ASSERT_TRUE(std::regex_search(int8.output, b, val_re)) << int8.output;
   EXPECT_LE(std::fabs(std::stod(a[1]) - std::stod(b[1])), 0.02 * std::stod(a[1]));
+  // fp8 (E5M2, block scales) with error feedback too.
+  auto fp8 = train(2, "fp8", common + " --set parallel.grad_compression=fp8");
+  ASSERT_EQ(fp8.exit_code, 0) << fp8.output;
+  EXPECT_NE(fp8.output.find("gradients fp8 with error feedback"), std::string::npos) << fp8.output;
+  std::smatch f;
+  ASSERT_TRUE(std::regex_search(fp8.output, f, val_re)) << fp8.output;
+  EXPECT_LE(std::fabs(std::stod(a[1]) - std::stod(f[1])), 0.02 * std::stod(a[1]));
 
   fs::create_directories(dir_.file("int8_resumed/checkpoints"));
   fs::copy_file(checkpoint_path(dir_.file("int8/checkpoints"), 150),

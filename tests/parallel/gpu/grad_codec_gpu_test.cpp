@@ -79,7 +79,7 @@ Codecs codecs(GradCompression c, DType dtype) {
 
 TEST(GradCodecGpu, CompressWithAndWithoutFeedbackMatchesTheCpu) {
   TT_REQUIRE_GPU();
-  for (GradCompression c : {GradCompression::kBf16, GradCompression::kInt8})
+  for (GradCompression c : {GradCompression::kBf16, GradCompression::kInt8, GradCompression::kFp8})
     for (DType dtype : {DType::kF32, DType::kBF16})
       for (bool feedback : {false, true})
         for (int64_t n : kSizes) {
@@ -105,7 +105,7 @@ TEST(GradCodecGpu, CompressWithAndWithoutFeedbackMatchesTheCpu) {
 
 TEST(GradCodecGpu, DecompressAddDecompressAndAccumulateMatchTheCpu) {
   TT_REQUIRE_GPU();
-  for (GradCompression c : {GradCompression::kBf16, GradCompression::kInt8})
+  for (GradCompression c : {GradCompression::kBf16, GradCompression::kInt8, GradCompression::kFp8})
     for (int64_t n : kSizes) {
       const std::string what = str(grad_compression_name(c), " n=", n);
       Codecs k = codecs(c, DType::kF32);

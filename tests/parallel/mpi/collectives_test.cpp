@@ -511,13 +511,19 @@ void check_compressed_reducer(GradCompression compression, bool feedback) {
         }
         mean /= world;
         double tol = 1e-2 * largest;
-        if (compression == GradCompression::kInt8) {
+        if (block_scaled(compression)) {
           const int64_t lo = b.begin + (i - b.begin) / kInt8Block * kInt8Block, hi = std::min(b.end, lo + kInt8Block);
-          double absmax = 0;
-          for (int r = 0; r < world; ++r)
+          double absmax = 0, mean_abs = 0;
+          for (int r = 0; r < world; ++r) {
+            mean_abs += std::fabs(inputs[size_t(r)][size_t(i)]) / world;
             for (int64_t j = lo; j < hi; ++j)
               absmax = std::max(absmax, double(std::fabs(inputs[size_t(r)][size_t(j)])));
-          tol = 2 * absmax / 127 * 1.0001;
+          }
+          // int8: half a step (absmax / 254) per quantisation, twice. fp8 (E5M2): 2^-3 of each
+          // rank's value, then 2^-3 of the (perturbed) average, above the subnormal floor.
+          tol = compression == GradCompression::kInt8
+                    ? 2 * absmax / 127 * 1.0001
+                    : 0.125 * mean_abs + 0.125 * (std::fabs(mean) + 0.125 * mean_abs) + 2 * absmax * std::ldexp(1.0, -16) / 57344;
         }
         if (std::fabs(got[i] - mean) > tol + 1e-12) {
           if (first < 0) {
@@ -533,7 +539,7 @@ void check_compressed_reducer(GradCompression compression, bool feedback) {
 }
 
 TEST(MpiGradReducer, CompressedAllReduceIsIdenticalOnEveryRankAndCloseToFp32) {
-  for (GradCompression comp : {GradCompression::kBf16, GradCompression::kInt8})
+  for (GradCompression comp : {GradCompression::kBf16, GradCompression::kInt8, GradCompression::kFp8})
     for (bool feedback : {false, true}) check_compressed_reducer(comp, feedback);
 }
 

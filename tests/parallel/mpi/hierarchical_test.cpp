@@ -189,7 +189,7 @@ TEST(MpiHierarchical, CompressedIsIdenticalOnEveryRankAndCloseToTheMean) {
     const std::vector<float> in = rank_input(r, n, 0);
     for (int64_t i = 0; i < n; ++i) mean[size_t(i)] += double(in[size_t(i)]) / world;
   }
-  for (GradCompression comp : {GradCompression::kBf16, GradCompression::kInt8})
+  for (GradCompression comp : {GradCompression::kBf16, GradCompression::kInt8, GradCompression::kFp8})
     for (int per_node : pretended_layouts(world)) {
       Tensor grads = Tensor::zeros("test.hier", {n});
       GradReducer hier(c, grads, layout_ranges(), 0, small_buckets(), comp, /*error_feedback=*/true,
@@ -200,8 +200,11 @@ TEST(MpiHierarchical, CompressedIsIdenticalOnEveryRankAndCloseToTheMean) {
       const std::vector<float> got = reduce(hier, grads, c.rank(), 0);
       EXPECT_EQ(ranks_differing(c, got), 0) << what << ": ranks hold different gradients";
       // Three quantisations (each rank's chunks, the node's share, the reduced sub-chunk), each
-      // within half a step of values below 1.5 (bf16: 2^-8 relative; int8: half of absmax / 127).
-      const double tol = comp == GradCompression::kBf16 ? 3 * 1.5 / 256 : 3 * 1.5 / 127;
+      // within half a step of values below 1.5 (bf16: 2^-8 relative; int8: half of absmax / 127;
+      // fp8 E5M2: 2^-3 relative).
+      const double tol = comp == GradCompression::kBf16 ? 3 * 1.5 / 256
+                         : comp == GradCompression::kInt8 ? 3 * 1.5 / 127
+                                                          : 3 * 1.5 / 8;
       double worst_single = 0;
       for (int64_t i = 0; i < n; ++i)
         worst_single = std::max(worst_single, std::fabs(got[size_t(i)] - mean[size_t(i)]));

@@ -51,10 +51,11 @@ TEST(TopologyProbeMpi, EveryRankGetsTheSameTopology) {
     // Calibrated through the calls the trainer issues (ZeRO buckets and parameter gather: _v).
     EXPECT_EQ(m.call(), m.op() == "all_reduce" ? std::string("all_reduce") : m.op() + "_v");
   }
-  // The CPU codec's throughput, the slowest rank's, for both payloads.
-  ASSERT_EQ(t.codec_size(), 2);
+  // The CPU codec's throughput, the slowest rank's, for every payload.
+  ASSERT_EQ(t.codec_size(), 3);
   EXPECT_EQ(t.codec(0).payload(), "bf16");
   EXPECT_EQ(t.codec(1).payload(), "int8");
+  EXPECT_EQ(t.codec(2).payload(), "fp8");
   for (const CodecMeasurement& m : t.codec()) {
     EXPECT_GT(m.compress_gbps(), 0);
     EXPECT_GT(m.decompress_add_gbps(), 0);

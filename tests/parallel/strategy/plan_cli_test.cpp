@@ -35,10 +35,10 @@ TEST(PlanCli, JsonAndGpuRestriction) {
   EXPECT_EQ(j["nodes"], 2);
   EXPECT_EQ(j["pick"]["payload"], "int8+ef");
   EXPECT_NE(j["reason"].get<std::string>().find("1 GbE"), std::string::npos);
-  // 4 bucket caps x (ZeRO-0: fp32 ring/tree/hierarchical, bf16 and int8 ring/hierarchical; ZeRO-1, ZeRO-2
-  // fp32 ring), and ZeRO-3 (no cap) fp32 ring and hierarchical; each with fp32, bf16 and int8 optimizer
-  // state (GPT-2 fits on a 4090 without recompute: no recompute candidates).
-  EXPECT_EQ(j["candidates"].size(), 3 * (4u * (3 + 2 + 2 + 1 + 1) + 2));
+  // 4 bucket caps x (ZeRO-0: fp32 ring/tree/hierarchical, bf16, int8 and fp8 ring/hierarchical;
+  // ZeRO-1, ZeRO-2 fp32 ring), and ZeRO-3 (no cap) fp32 ring and hierarchical; each with fp32, bf16
+  // and int8 optimizer state (GPT-2 fits on a 4090 without recompute: no recompute candidates).
+  EXPECT_EQ(j["candidates"].size(), 3 * (4u * (3 + 2 + 2 + 2 + 1 + 1) + 2));
   EXPECT_EQ(j["pick"]["state_dtype"], "fp32");
   EXPECT_EQ(j["pick"]["recompute"], "none");
   for (const auto& c : j["candidates"]) {
