@@ -653,21 +653,28 @@ EncodeManifest read_encode_manifest(const std::string& path) {
     const nlohmann::json j = nlohmann::json::parse(text);
     if (j.value("format", "") != kEncodeManifestFormat)
       throw Error(ErrorKind::kData, str("not a ", kEncodeManifestFormat, " manifest"), path, hint);
+    // Counts must be JSON integers >= 0: a float such as 1e300 would overflow the conversion.
+    auto count = [&](const nlohmann::json& v, const char* field) -> int64_t {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0)
+        throw Error(ErrorKind::kData, str("manifest field ", field, " is not a count (an integer >= 0): ", v.dump()),
+                    path, hint);
+      return v.get<int64_t>();
+    };
     m.name = j.at("name").get<std::string>();
     m.tokenizer = j.at("tokenizer").at("origin").get<std::string>();
-    m.vocab_size = j.at("tokenizer").at("vocab_size").get<int64_t>();
-    m.eot_id = j.at("tokenizer").at("eot_id").get<int64_t>();
+    m.vocab_size = count(j.at("tokenizer").at("vocab_size"), "tokenizer.vocab_size");
+    m.eot_id = count(j.at("tokenizer").at("eot_id"), "tokenizer.eot_id");
     m.token_dtype = j.at("token_dtype").get<std::string>();
-    m.documents = j.at("documents").at("count").get<int64_t>();
-    m.tokens = j.at("tokens").at("total").get<int64_t>();
-    m.val_tokens = j.at("tokens").at("val").get<int64_t>();
-    m.train_tokens = j.at("tokens").at("train").get<int64_t>();
+    m.documents = count(j.at("documents").at("count"), "documents.count");
+    m.tokens = count(j.at("tokens").at("total"), "tokens.total");
+    m.val_tokens = count(j.at("tokens").at("val"), "tokens.val");
+    m.train_tokens = count(j.at("tokens").at("train"), "tokens.train");
     for (const auto& s : j.at("shards")) {
       EncodedShard e;
       e.file = s.at("file").get<std::string>();
       e.split = s.at("split").get<std::string>();
-      e.tokens = s.at("tokens").get<int64_t>();
-      e.bytes = s.at("bytes").get<uint64_t>();
+      e.tokens = count(s.at("tokens"), "shards[].tokens");
+      e.bytes = uint64_t(count(s.at("bytes"), "shards[].bytes"));
       e.sha256 = s.at("sha256").get<std::string>();
       m.shards.push_back(e);
     }

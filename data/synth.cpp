@@ -351,10 +351,14 @@ SynthManifest read_synth_manifest(const std::string& path) {
     return *it;
   };
   auto number = [&](const char* key) -> const nlohmann::json& { return field(key, &nlohmann::json::is_number); };
+  // Integers must be JSON integers: converting a float such as 1e300 would overflow.
+  auto integer = [&](const char* key) -> const nlohmann::json& {
+    return field(key, &nlohmann::json::is_number_integer);
+  };
   SynthManifest m;
-  m.vocab = number("vocab").get<int>();
-  m.order = number("order").get<int>();
-  m.seed = number("seed").get<uint64_t>();
+  m.vocab = integer("vocab").get<int>();
+  m.order = integer("order").get<int>();
+  m.seed = integer("seed").get<uint64_t>();
   m.concentration = number("concentration").get<double>();
   m.alphabet = field("alphabet", &nlohmann::json::is_string).get<std::string>();
   m.entropy_rate_nats = number("entropy_rate_nats").get<double>();
@@ -362,8 +366,8 @@ SynthManifest read_synth_manifest(const std::string& path) {
     if (!h.is_number()) throw Error(ErrorKind::kData, "conditional_entropy_nats holds a non-number", path, regenerate);
     m.conditional_entropy_nats.push_back(h.get<double>());
   }
-  m.train_tokens = number("train_tokens").get<int64_t>();
-  m.val_tokens = number("val_tokens").get<int64_t>();
+  m.train_tokens = integer("train_tokens").get<int64_t>();
+  m.val_tokens = integer("val_tokens").get<int64_t>();
   if (m.vocab < 1 || static_cast<size_t>(m.vocab) != m.alphabet.size() ||
       m.conditional_entropy_nats.size() != static_cast<size_t>(m.order) + 1)
     throw Error(ErrorKind::kData, "manifest fields disagree (vocab vs alphabet, order vs conditional entropies)", path,

@@ -287,6 +287,31 @@ TEST(EncodeTest, ManifestContents) {
   EXPECT_THROW(read_encode_manifest(dir.file("a.txt")), Error);
 }
 
+// A fuzz finding: a count written as a float beyond int64 (or negative, or fractional) was
+// converted with undefined behaviour; now it is a data error naming the field.
+TEST(EncodeTest, ManifestCountsMustBeIntegersNamingTheField) {
+  TempDir dir;
+  const std::string head = R"({"format": "topotrain-shards-v1", "name": "x", "tokenizer": {"origin": "gpt2", )";
+  const std::string tail = R"(, "token_dtype": "uint16", "documents": {"count": 2},
+      "tokens": {"total": 10, "val": 4, "train": 6}, "shards": []})";
+  for (const auto& [eot, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"("vocab_size": 50257, "eot_id": 5e300})", "tokenizer.eot_id"},
+           {R"("vocab_size": -3, "eot_id": 2})", "tokenizer.vocab_size"},
+           {R"("vocab_size": 2.5, "eot_id": 2})", "tokenizer.vocab_size"}}) {
+    write_file(dir.file("manifest.json"), head + eot + tail);
+    try {
+      read_encode_manifest(dir.file("manifest.json"));
+      ADD_FAILURE() << "expected a data error for " << eot;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kData);
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("manifest.json"), std::string::npos) << e.what();
+    }
+  }
+  write_file(dir.file("manifest.json"), head + R"("vocab_size": 50257, "eot_id": 50256})" + tail);
+  EXPECT_EQ(read_encode_manifest(dir.file("manifest.json")).eot_id, 50256);
+}
+
 TEST(EncodeTest, Uint32ShardsForLargeVocabularies) {
   TempDir dir;
   write_file(dir.file("a.txt"), "hi");

@@ -7,7 +7,9 @@
 # Usage: tests/fuzz/run.sh [--seconds N] [--target NAME]... [--no-build]
 #   NAME: config_text or config_text_fuzz; --no-build: use the targets already built.
 # Environment: TT_ASAN_BUILD (default build-asan), TT_JOBS (compile jobs, default 2),
-# TT_FUZZ_RSS_MB (memory limit per target, default 2048), TT_FUZZ_TIMEOUT (seconds per input, 10).
+# TT_FUZZ_RSS_MB (memory limit per target, default 2048), TT_FUZZ_TIMEOUT (seconds per input, 10),
+# TT_FUZZ_SEED (libFuzzer's -seed: 0, the default, a new random one each run; CI fixes one so that
+# its verdict is a function of the code; a finding's log names the seed that reproduces it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=20
@@ -50,6 +52,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=1:detect_lea
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1:symbolize=1}"
 rss_mb="${TT_FUZZ_RSS_MB:-2048}"
 timeout_s="${TT_FUZZ_TIMEOUT:-10}"
+seed="${TT_FUZZ_SEED:-0}"
 
 failed=0
 # Reproducers of fixed findings first: each must now run clean.
@@ -73,7 +76,7 @@ for t in "${targets[@]}"; do
   t0=$SECONDS
   rc=0
   nice -n 10 "$work/${t}_fuzz" -max_total_time="$seconds" -rss_limit_mb="$rss_mb" -timeout="$timeout_s" \
-    -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" "$work/seeds/$t" >"$log" 2>&1 || rc=$?
+    -seed="$seed" -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" "$work/seeds/$t" >"$log" 2>&1 || rc=$?
   elapsed=$((SECONDS - t0))
   found=$(($(find "$crashes" -type f | wc -l) - before))
   result=ok
@@ -83,7 +86,7 @@ for t in "${targets[@]}"; do
     [[ $found -eq 0 ]] && found=1
     # The finding itself, so a CI log that keeps only this output still says what broke.
     echo "---- $t: the end of $log" >&2
-    grep -E "ERROR|FINDING|SUMMARY|out-of-memory|timeout|leak|#[0-9]+ 0x" "$log" | tail -n 40 >&2 || true
+    grep -E "Seed:|ERROR|FINDING|SUMMARY|out-of-memory|timeout|leak|#[0-9]+ 0x" "$log" | tail -n 40 >&2 || true
     echo "---- $t: crash inputs: $(ls "$crashes" | head -n 3 | tr '\n' ' ')" >&2
   fi
   printf '%-20s %12s %9s %8s %8s %8s  %s\n' "$t" "$(fuzz_stat number_of_executed_units "$log")" \

@@ -3,7 +3,9 @@
 # long each took:
 #   asan   the CPU unit tests under ASan + UBSan (tests/sanitize/asan.sh; builds build-asan)
 #   fuzz   every libFuzzer target for TT_CI_FUZZ_SECONDS each, after replaying the committed
-#          reproducers of fixed findings (tests/fuzz/run.sh, in the same build)
+#          reproducers of fixed findings (tests/fuzz/run.sh, in the same build), from a fixed
+#          seed (TT_FUZZ_SEED, 1): the gate is reproducible; exploring new inputs is run.sh's
+#          default (a new seed each run), which developers run longer
 #   tsan   the communicator, fault and data-parallel tests under TSan (tests/sanitize/tsan.sh;
 #          builds build-tsan). Of the end-to-end DDP tests, CI runs the short ones below: the
 #          threads they start (the reducer's progress thread, the ZeRO gathers, the checkpoint
@@ -34,7 +36,7 @@ for part in "${parts[@]}"; do
   rc=0
   case "$part" in
     asan) tests/sanitize/asan.sh || rc=$? ;;
-    fuzz) tests/fuzz/run.sh --seconds "${TT_CI_FUZZ_SECONDS:-20}" || rc=$? ;;
+    fuzz) TT_FUZZ_SEED="${TT_FUZZ_SEED:-1}" tests/fuzz/run.sh --seconds "${TT_CI_FUZZ_SECONDS:-20}" || rc=$? ;;
     tsan) TT_TSAN_DDP_FILTER="${TT_TSAN_DDP_FILTER:-$ci_ddp_filter}" tests/sanitize/tsan.sh || rc=$? ;;
     *) echo "ci.sh: unknown part '$part' (asan fuzz tsan)" >&2; exit 2 ;;
   esac
