@@ -6,8 +6,10 @@
 # (e.g. -R Config). Environment: TT_ASAN_BUILD (default build-asan), TT_JOBS (default 2),
 # TT_ASAN_EXCLUDE (ctest -E regex of tests left out; default below).
 #
-# Left out by default: the two convergence tests (TrainArch.SyntheticCorpusReachesWithin5Percent...,
-# TrainArch.Int8AdamWStateEndsWithinOnePercent..., per architecture). They run hundreds of training
+# Left out by default: the convergence tests (TrainArch.SyntheticCorpusReachesWithin5Percent...,
+# TrainArch.Int8AdamWStateEndsWithinOnePercent..., and the fp8/int8 parity runs SyntheticConvergence.*
+# and BrownConvergence.*, per architecture; the fp8/int8 kernels and quantisers run under ASan in
+# test_kernels). They run hundreds of training
 # steps through the same code paths the shorter training, resume and optimizer tests cover once, so
 # under ASan (3-5x slower) they would add about a quarter of an hour and no coverage; they run in
 # the normal build.
@@ -28,7 +30,7 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/tests/sanitize/lsan.supp
 start=$SECONDS
 cd "$build"
 rc=0
-exclude="${TT_ASAN_EXCLUDE-TrainArch\.(SyntheticCorpusReachesWithin5PercentOfEntropyFloor|Int8AdamWStateEndsWithinOnePercentOfFp32)}"
+exclude="${TT_ASAN_EXCLUDE-TrainArch\.(SyntheticCorpusReachesWithin5PercentOfEntropyFloor|Int8AdamWStateEndsWithinOnePercentOfFp32)|(Synthetic|Brown)Convergence\.}"
 nice -n 10 ctest -L cpu ${exclude:+-E "$exclude"} --output-on-failure -j "$jobs" --timeout 1800 "$@" || rc=$?
 echo "asan ctest -L cpu: $((SECONDS - start)) s, exit $rc"
 exit $rc
