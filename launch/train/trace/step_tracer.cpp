@@ -60,7 +60,8 @@ void StepTracer::write_trace() {
   const std::vector<std::string> texts = parallel::gather_texts(comm_, trace::process_to_json(mine));
   if (comm_.rank() != 0) return;
   std::vector<trace::TraceProcess> processes;
-  nlohmann::json offsets_us = nlohmann::json::array(), rtt_us = nlohmann::json::array();
+  nlohmann::json offsets_us = nlohmann::json::array(), rtt_us = nlohmann::json::array(),
+                 shared = nlohmann::json::array();
   for (int r = 0; r < int(texts.size()); ++r) {
     processes.push_back(r == 0 ? std::move(mine) : trace::process_from_json(texts[size_t(r)]));
     const parallel::ClockOffset& o = offsets_[size_t(r)];
@@ -68,14 +69,17 @@ void StepTracer::write_trace() {
     trace::spread_overlapping(processes.back(), trace::kCollectiveLane);
     offsets_us.push_back(double(o.offset_ns) / 1e3);
     rtt_us.push_back(double(o.rtt_ns) / 1e3);
+    shared.push_back(r == 0 || o.shared_clock);
   }
   const nlohmann::json other{{"steps", range_.str()},
                              {"first_step", first_recorded_},
                              {"last_step", last_recorded_},
                              {"ranks", comm_.size()},
-                             {"clock", "steady clock of each rank, moved onto rank 0's by clock_offsets_us"},
+                             {"clock", "steady clock of each rank, moved onto rank 0's by clock_offsets_us "
+                                       "(0 where clock_shared: the same host's clock; else measured)"},
                              {"clock_offsets_us", offsets_us},
-                             {"clock_rtt_us", rtt_us}};
+                             {"clock_rtt_us", rtt_us},
+                             {"clock_shared", shared}};
   try {
     const std::string parent = std::filesystem::path(out_path_).parent_path().string();
     if (!parent.empty()) ensure_dir(parent);

@@ -118,6 +118,8 @@ TEST_F(TraceSteps, TwoRanksMergeIntoOneTimeline) {
   EXPECT_EQ(other.at("steps"), "3-4");
   ASSERT_EQ(other.at("clock_offsets_us").size(), 2u);
   for (const json& offset : other.at("clock_offsets_us")) EXPECT_LT(std::abs(offset.get<double>()), 1000.0);
+  // One host: rank 1 reads rank 0's clock (the exchange itself is tested in test_mpi, ClockOffsets).
+  EXPECT_EQ(other.at("clock_shared"), json::array({true, true}));
 
   // The predicted timeline of one step names the same collectives as a measured step.
   const std::string predicted_path = dir_.file("run/trace/steps_3-4.predicted.json");
