@@ -16,12 +16,12 @@
 namespace tt {
 
 struct DeviceSpec {
-  const char* key;              // matched as a whole word, case-insensitively ("RTX 4090", "H100 PCIe")
-  double mem_bw_gbps;           // device memory, GB/s
-  double peak_bf16_tflops;      // dense, fp32 accumulation
-  double peak_fp8_tflops;       // dense E4M3/E5M2, fp32 accumulation; 0: no fp8 tensor cores
-  double peak_int8_tops;        // dense int8, int32 accumulation
-  double training_efficiency;   // achieved fraction of peak_bf16 in LLM training (model FLOPs)
+  const char* key;                // matched as a whole word, case-insensitively ("RTX 4090", "H100 PCIe")
+  double mem_bw_gbps;             // device memory, GB/s
+  double peak_bf16_tflops;        // dense, fp32 accumulation
+  double peak_fp8_tflops;         // dense E4M3/E5M2, fp32 accumulation; 0: no fp8 tensor cores
+  double peak_int8_tops;          // dense int8, int32 accumulation
+  double training_efficiency;     // achieved fraction of peak_bf16 in LLM training (model FLOPs)
   const char* efficiency_source;  // the measurement it is calibrated on, or "estimate: ..."
 };
 

@@ -75,7 +75,10 @@ int compare_main(const Args& raw) {
       std::snprintf(worst, sizeof worst, "%+.2f%% @%lld", 100 * r.worst_window_gap, (long long)r.worst_window_end);
     }
     std::printf("%-*s  %5s %10.4f  %9s  %16s  %6s\n", int(width), r.name.c_str(), r.final_is_val ? "val" : "train",
-                r.final_loss, gap, worst, i == 0 ? "" : r.pass ? "pass" : "FAIL");
+                r.final_loss, gap, worst,
+                i == 0   ? ""
+                : r.pass ? "pass"
+                         : "FAIL");
     for (const std::string& f : r.flags) std::printf("%-*s  trend: %s\n", int(width), "", f.c_str());
     all_pass = all_pass && r.pass;
   }

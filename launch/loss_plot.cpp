@@ -49,9 +49,10 @@ std::string draw_loss_curves(const std::vector<std::string>& runs, const std::st
     const std::string label = run_label(runs[i]);
     const char* color = kColors[i % kColorCount];
     if (!plots.empty()) plots += ", ";
-    plots += str("'", data, "' using 1:2 with lines lw 1.5 lc rgb '", color, "' title '", one ? "train" : label + " train",
-                 "', '", data, "' using 1:3 with linespoints pt 7 ps 0.8 lw 2 lc rgb '",
-                 one ? "#d62728" : color, "' title '", one ? "validation" : label + " validation", "'");
+    plots +=
+        str("'", data, "' using 1:2 with lines lw 1.5 lc rgb '", color, "' title '", one ? "train" : label + " train",
+            "', '", data, "' using 1:3 with linespoints pt 7 ps 0.8 lw 2 lc rgb '", one ? "#d62728" : color,
+            "' title '", one ? "validation" : label + " validation", "'");
     summary += str(one ? "" : (i ? ", " : "") + label + ": ", records.size(), " steps");
   }
   std::string script = str("set terminal pngcairo size 900,540 font ',11'\nset output '", out, "'\n",

@@ -221,10 +221,9 @@ int plan_main(const Args& args) {
                                       ? plan_options(cfg, ranks, cost::cluster_of(topo, ranks).has_gpus)
                                       : strategy::PlanOptions{};
   options.ranks = ranks;
-  options.matmul_precisions =
-      p.has("--matmul-precision")
-          ? offered_matmul_precisions(p.get("--matmul-precision"), "--matmul-precision")
-          : offered_matmul_precisions(cfg.train().matmul_precision(), "train.matmul_precision");
+  options.matmul_precisions = p.has("--matmul-precision")
+                                  ? offered_matmul_precisions(p.get("--matmul-precision"), "--matmul-precision")
+                                  : offered_matmul_precisions(cfg.train().matmul_precision(), "train.matmul_precision");
   const std::string car = p.get("--compressed-all-reduce");
   if (car == "allgather")
     options.compressed_all_reduce = strategy::CompressedAllReduce::kAllGather;

@@ -78,8 +78,8 @@ std::vector<std::string> fp8_trend_flags(const std::vector<MetricsRecord>& recor
     for (double v : quarter(over, true)) early += v;
     for (double v : quarter(over, false)) late += v;
     if (late > 0 && late > 2 * early)
-      flags.push_back(str(over, ": ", fixed(late, 0), " saturated values in the last quarter, ",
-                          fixed(early, 0), " in the first"));
+      flags.push_back(
+          str(over, ": ", fixed(late, 0), " saturated values in the last quarter, ", fixed(early, 0), " in the first"));
   }
   return flags;
 }

@@ -34,12 +34,12 @@ struct ParityOptions {
 
 struct RunParity {
   std::string name;
-  double final_loss = 0;       // validation loss at the last step that has one, else the last window's mean
+  double final_loss = 0;  // validation loss at the last step that has one, else the last window's mean
   bool final_is_val = false;
-  double final_gap = 0;        // (final - baseline final) / baseline final
-  double worst_window_gap = 0;  // the largest |gap| of a window's mean train loss, signed
-  int64_t worst_window_end = 0;  // the step that window ends at
-  bool pass = true;            // within both tolerances (the baseline passes by definition)
+  double final_gap = 0;            // (final - baseline final) / baseline final
+  double worst_window_gap = 0;     // the largest |gap| of a window's mean train loss, signed
+  int64_t worst_window_end = 0;    // the step that window ends at
+  bool pass = true;                // within both tolerances (the baseline passes by definition)
   std::vector<std::string> flags;  // trends: "fp8_amax_dy grew 3.4x (median of the last quarter vs the first)"
 };
 

@@ -47,12 +47,11 @@ void resolve_matmul_precision_alone(config::Config& cfg) {
   gpu->set_name(device_name(device.device));
   gpu->set_peak_bf16_tflops(peak_bf16_tflops(gpu->name()).value_or(0));
   const auto& t = cfg.train();
-  const strategy::ModelSpec spec = strategy::model_spec(
-      run_model_desc(cfg), t.seq_len(), int64_t(t.batch_size()) * t.seq_len() * t.grad_accum_steps(),
-      t.grad_accum_steps());
+  const strategy::ModelSpec spec =
+      strategy::model_spec(run_model_desc(cfg), t.seq_len(),
+                           int64_t(t.batch_size()) * t.seq_len() * t.grad_accum_steps(), t.grad_accum_steps());
   const strategy::StrategyPlan plan = strategy::plan_strategy(topo, spec, plan_options(cfg, 1, false));
-  const ops::MatmulPrecision pick =
-      plan.picked() ? plan.picked()->matmul_precision : ops::MatmulPrecision::kDefault;
+  const ops::MatmulPrecision pick = plan.picked() ? plan.picked()->matmul_precision : ops::MatmulPrecision::kDefault;
   cfg.mutable_train()->set_matmul_precision(ops::matmul_precision_name(pick));
   for (const auto& note : plan.notes)
     if (note.rfind("matmul precision:", 0) == 0) log_info("strategy auto: ", note);

@@ -74,14 +74,17 @@ std::vector<std::pair<double, double>> block_backward(const strategy::ModelSpec&
 // phase, from the cost model's phases (the compressed all-reduce's reduce-scatter and all-gather
 // halves are its all_to_all and all_gather).
 std::vector<std::pair<std::string, double>> reducer_phases(const std::vector<cost::CollectivePhase>& phases,
-                                                          int zero_stage, bool compressed, bool hierarchical) {
+                                                           int zero_stage, bool compressed, bool hierarchical) {
   std::vector<std::pair<std::string, double>> out;
   auto add = [&](std::string name, double seconds) { out.push_back({std::move(name), seconds}); };
   if (!hierarchical) {
     const double t = phases.empty() ? 1.0 : phases[0].cost.total_s();
-    if (zero_stage > 0) add("reduce_scatter", t);
-    else if (!compressed) add("all_reduce", t);
-    else add("all_to_all", t / 2), add("all_gather", t / 2);
+    if (zero_stage > 0)
+      add("reduce_scatter", t);
+    else if (!compressed)
+      add("all_reduce", t);
+    else
+      add("all_to_all", t / 2), add("all_gather", t / 2);
   } else {
     // Intra-node reduce-scatter, the cross-node all-reduce, the intra-node all-gather (one node: the
     // flat ring, its halves within the node and nothing across).
@@ -258,8 +261,7 @@ StepPrediction predict_step(const config::Config& cfg, const ModelDesc& desc, DT
     for (const cost::TimelineSpan& g : tl.zero3.gathers) {
       trace::Args args;
       args.add("group", int64_t(g.index)).add("micro_step", int64_t(g.micro));
-      add_span(out, str("gather group ", g.index), "comm", g.start_s, g.end_s, StepPrediction::kGatherLane,
-               args.str());
+      add_span(out, str("gather group ", g.index), "comm", g.start_s, g.end_s, StepPrediction::kGatherLane, args.str());
     }
     for (const cost::TimelineSpan& g : tl.zero3.grads) {
       const size_t i = size_t(g.index);

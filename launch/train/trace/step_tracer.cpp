@@ -75,8 +75,9 @@ void StepTracer::write_trace() {
                              {"first_step", first_recorded_},
                              {"last_step", last_recorded_},
                              {"ranks", comm_.size()},
-                             {"clock", "steady clock of each rank, moved onto rank 0's by clock_offsets_us "
-                                       "(0 where clock_shared: the same host's clock; else measured)"},
+                             {"clock",
+                              "steady clock of each rank, moved onto rank 0's by clock_offsets_us "
+                              "(0 where clock_shared: the same host's clock; else measured)"},
                              {"clock_offsets_us", offsets_us},
                              {"clock_rtt_us", rtt_us},
                              {"clock_shared", shared}};
